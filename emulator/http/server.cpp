@@ -1,0 +1,312 @@
+// The only translation unit that includes Beast: it parses requests with
+// beast::http::request_parser::put() on bytes read from libuv streams, and writes responses
+// with uv_write. See server.hpp for the contract.
+
+#include "emulator/http/server.hpp"
+
+#include <boost/beast/http.hpp>
+
+#include <list>
+#include <optional>
+#include <utility>
+
+namespace coldbrew::http {
+
+namespace bhttp = boost::beast::http;
+
+namespace {
+
+struct connection;
+
+}  // namespace
+
+struct server::impl : std::enable_shared_from_this<server::impl> {
+    uv_loop_t* loop;
+    handler on_request;
+    server_options options;
+    uv_tcp_t listener{};
+    bool listening = false;
+    bool closed = false;
+    int port = 0;
+    std::list<std::shared_ptr<connection>> connections;
+    std::shared_ptr<impl> self_while_open;  // keeps this alive until the listener is closed
+
+    impl(uv_loop_t* l, handler h, server_options o)
+        : loop(l), on_request(std::move(h)), options(std::move(o)) {}
+
+    void accept();
+    void forget(connection* c);
+};
+
+namespace {
+
+response default_parse_failure(parse_failure f) {
+    response res;
+    switch (f) {
+    case parse_failure::body_too_large: res.status = 413; break;
+    case parse_failure::header_too_large: res.status = 431; break;
+    case parse_failure::malformed: res.status = 400; break;
+    }
+    res.set("Content-Type", "text/plain");
+    return res;
+}
+
+std::string serialize(const response& res, bool keep_alive, bool head_request) {
+    std::string out;
+    out.reserve(128 + res.body.size() + res.headers.size() * 48);
+    out += "HTTP/1.1 ";
+    out += std::to_string(res.status);
+    out += ' ';
+    auto reason = bhttp::obsolete_reason(bhttp::int_to_status(static_cast<unsigned>(res.status)));
+    out.append(reason.data(), reason.size());
+    out += "\r\n";
+    for (const auto& [name, value] : res.headers) {
+        if (iequals(name, "Content-Length") || iequals(name, "Transfer-Encoding") ||
+            iequals(name, "Connection"))
+            continue;
+        out += name;
+        out += ": ";
+        out += value;
+        out += "\r\n";
+    }
+    out += "Content-Length: ";
+    out += std::to_string(res.body.size());
+    out += "\r\n";
+    if (!keep_alive) out += "Connection: close\r\n";
+    out += "\r\n";
+    if (!head_request) out += res.body;
+    return out;
+}
+
+struct write_op {
+    uv_write_t req{};
+    std::string data;
+    std::shared_ptr<connection> conn;
+    bool close_after = false;
+};
+
+struct connection : std::enable_shared_from_this<connection> {
+    uv_tcp_t tcp{};
+    server::impl* owner;
+    std::shared_ptr<connection> self;  // held while the uv handle is open
+    std::string inbuf;
+    std::optional<bhttp::request_parser<bhttp::string_body>> parser;
+    std::string remote_ip = "127.0.0.1";
+    bool busy = false;       // a request is with the handler, awaiting its response
+    bool draining = false;   // answered a bad request; discard input until EOF
+    bool closing = false;
+    bool sent_continue = false;
+    char readbuf[64 * 1024];
+
+    explicit connection(server::impl* o) : owner(o) {}
+
+    void start() {
+        tcp.data = this;
+        sockaddr_storage addr{};
+        int len = sizeof(addr);
+        if (uv_tcp_getpeername(&tcp, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+            char ip[64] = {0};
+            if (addr.ss_family == AF_INET)
+                uv_ip4_name(reinterpret_cast<sockaddr_in*>(&addr), ip, sizeof(ip));
+            else if (addr.ss_family == AF_INET6)
+                uv_ip6_name(reinterpret_cast<sockaddr_in6*>(&addr), ip, sizeof(ip));
+            if (ip[0]) remote_ip = ip;
+        }
+        uv_tcp_nodelay(&tcp, 1);
+        uv_read_start(
+            reinterpret_cast<uv_stream_t*>(&tcp),
+            [](uv_handle_t* h, size_t, uv_buf_t* buf) {
+                auto* c = static_cast<connection*>(h->data);
+                *buf = uv_buf_init(c->readbuf, sizeof(c->readbuf));
+            },
+            [](uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
+                auto* c = static_cast<connection*>(s->data);
+                if (n < 0) {
+                    c->close();
+                    return;
+                }
+                if (c->draining) return;
+                c->inbuf.append(buf->base, static_cast<std::size_t>(n));
+                c->process();
+            });
+    }
+
+    void close() {
+        if (closing) return;
+        closing = true;
+        uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp));
+        uv_close(reinterpret_cast<uv_handle_t*>(&tcp), [](uv_handle_t* h) {
+            auto* c = static_cast<connection*>(h->data);
+            if (c->owner) c->owner->forget(c);
+            c->self.reset();  // may free *c
+        });
+    }
+
+    void reset_parser() {
+        parser.emplace();
+        parser->eager(true);
+        parser->body_limit(owner->options.body_limit);
+        parser->header_limit(static_cast<std::uint32_t>(owner->options.header_limit));
+        sent_continue = false;
+    }
+
+    void fail(parse_failure f) {
+        auto make = owner->options.on_parse_failure ? owner->options.on_parse_failure
+                                                    : default_parse_failure;
+        draining = true;
+        inbuf.clear();
+        write(serialize(make(f), false, false), true);
+    }
+
+    void process() {
+        while (!busy && !closing && !draining) {
+            if (!parser) reset_parser();
+            if (inbuf.empty()) return;
+            boost::beast::error_code ec;
+            std::size_t used = parser->put(boost::asio::buffer(inbuf.data(), inbuf.size()), ec);
+            inbuf.erase(0, used);
+            if (ec == bhttp::error::need_more) {
+                maybe_continue();
+                return;
+            }
+            if (ec == bhttp::error::body_limit) return fail(parse_failure::body_too_large);
+            if (ec == bhttp::error::header_limit) return fail(parse_failure::header_too_large);
+            if (ec) return fail(parse_failure::malformed);
+            if (parser->is_done()) {
+                dispatch();
+            } else {
+                maybe_continue();
+                if (used == 0) return;
+            }
+        }
+    }
+
+    // curl waits up to a second for "100 Continue" before sending a large body.
+    void maybe_continue() {
+        if (sent_continue || !parser || !parser->is_header_done() || parser->is_done()) return;
+        auto& msg = parser->get();
+        auto it = msg.find(bhttp::field::expect);
+        if (it != msg.end() && iequals(std::string_view(it->value().data(), it->value().size()), "100-continue")) {
+            sent_continue = true;
+            write("HTTP/1.1 100 Continue\r\n\r\n", false);
+        }
+    }
+
+    void dispatch() {
+        auto msg = parser->release();
+        parser.reset();
+        request req;
+        req.method = std::string(msg.method_string());
+        req.target = std::string(msg.target());
+        req.version = static_cast<int>(msg.version());
+        req.headers.reserve(16);
+        for (const auto& field : msg)
+            req.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+        req.body = std::move(msg.body());
+        req.remote_ip = remote_ip;
+        bool keep_alive = msg.keep_alive();
+        bool head = msg.method() == bhttp::verb::head;
+        busy = true;
+        std::weak_ptr<connection> weak = shared_from_this();
+        owner->on_request(std::move(req), responder([weak, keep_alive, head](response res) {
+                              auto c = weak.lock();
+                              if (!c || c->closing) return;
+                              c->write(serialize(res, keep_alive, head), !keep_alive);
+                              c->busy = false;
+                              if (keep_alive) c->process();
+                          }));
+    }
+
+    void write(std::string data, bool close_after) {
+        if (closing) return;
+        auto* op = new write_op;
+        op->data = std::move(data);
+        op->conn = shared_from_this();
+        op->close_after = close_after;
+        op->req.data = op;
+        uv_buf_t buf = uv_buf_init(op->data.data(), static_cast<unsigned>(op->data.size()));
+        int rc = uv_write(&op->req, reinterpret_cast<uv_stream_t*>(&tcp), &buf, 1,
+                          [](uv_write_t* req, int status) {
+                              auto* op = static_cast<write_op*>(req->data);
+                              if (status < 0 || op->close_after) op->conn->close();
+                              delete op;
+                          });
+        if (rc < 0) {
+            delete op;
+            close();
+        }
+    }
+};
+
+}  // namespace
+
+void server::impl::accept() {
+    auto c = std::make_shared<connection>(this);
+    uv_tcp_init(loop, &c->tcp);
+    c->tcp.data = c.get();
+    c->self = c;
+    if (uv_accept(reinterpret_cast<uv_stream_t*>(&listener), reinterpret_cast<uv_stream_t*>(&c->tcp)) != 0) {
+        c->owner = nullptr;
+        c->close();
+        return;
+    }
+    connections.push_back(c);
+    c->start();
+}
+
+void server::impl::forget(connection* c) {
+    connections.remove_if([c](const auto& p) { return p.get() == c; });
+}
+
+server::server(uv_loop_t* loop, handler on_request, server_options options)
+    : impl_(std::make_shared<impl>(loop, std::move(on_request), std::move(options))) {}
+
+server::~server() { close(); }
+
+std::error_code server::listen(const std::string& host, int port) {
+    auto& s = *impl_;
+    sockaddr_storage addr{};
+    if (uv_ip4_addr(host.c_str(), port, reinterpret_cast<sockaddr_in*>(&addr)) != 0 &&
+        uv_ip6_addr(host.c_str(), port, reinterpret_cast<sockaddr_in6*>(&addr)) != 0)
+        return std::make_error_code(std::errc::invalid_argument);
+    uv_tcp_init(s.loop, &s.listener);
+    s.listener.data = &s;
+    s.self_while_open = impl_;
+    s.listening = true;
+    int rc = uv_tcp_bind(&s.listener, reinterpret_cast<sockaddr*>(&addr), 0);
+    if (rc == 0)
+        rc = uv_listen(reinterpret_cast<uv_stream_t*>(&s.listener), 511,
+                       [](uv_stream_t* l, int status) {
+                           if (status == 0) static_cast<impl*>(l->data)->accept();
+                       });
+    if (rc != 0) {
+        close();
+        return std::error_code(-rc, std::generic_category());
+    }
+    sockaddr_storage bound{};
+    int len = sizeof(bound);
+    uv_tcp_getsockname(&s.listener, reinterpret_cast<sockaddr*>(&bound), &len);
+    s.port = bound.ss_family == AF_INET6
+                 ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
+                 : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+    return {};
+}
+
+int server::port() const noexcept { return impl_->port; }
+
+std::size_t server::open_connections() const noexcept { return impl_->connections.size(); }
+
+void server::close() {
+    auto& s = *impl_;
+    if (s.closed) return;
+    s.closed = true;
+    auto conns = s.connections;  // close() on each mutates the list via forget()
+    for (auto& c : conns) c->close();
+    if (s.listening) {
+        uv_close(reinterpret_cast<uv_handle_t*>(&s.listener), [](uv_handle_t* h) {
+            static_cast<impl*>(h->data)->self_while_open.reset();
+        });
+    }
+}
+
+}  // namespace coldbrew::http
