@@ -1,0 +1,80 @@
+#pragma once
+// Child processes on the libuv loop. Each process is started in a new session (setsid), so it
+// leads its own process group and kill() ends the handler together with everything it
+// started. Its stdout and stderr arrive line by line. Every group is registered with the
+// reaper (reaper.hpp), which kills it if coldbrew itself dies without cleaning up.
+
+#include <uv.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace coldbrew::supervisor {
+
+class reaper;
+
+struct spawn_options {
+    std::string file;               // executable; resolved against PATH when it has no '/'
+    std::vector<std::string> args;  // argv, args[0] included
+    std::vector<std::string> env;   // "KEY=value", the child's whole environment
+    std::string cwd;
+};
+
+struct exit_status {
+    long long exit_code = 0;  // valid when term_signal == 0
+    int term_signal = 0;
+    // Lambda's wording (RIE, Go's os/exec): "exit status 42" or "signal: killed".
+    std::string describe() const;
+};
+
+struct process_callbacks {
+    std::function<void(std::string_view line)> on_stdout;
+    std::function<void(std::string_view line)> on_stderr;
+    std::function<void(exit_status)> on_exit;  // after both pipes hit EOF or the group is killed
+};
+
+class process {
+public:
+    ~process();  // kills the group if still running; callbacks are not called afterwards
+    process(const process&) = delete;
+    process& operator=(const process&) = delete;
+
+    int pid() const noexcept;
+    bool running() const noexcept;
+    // SIGKILL to the whole process group. Idempotent.
+    void kill();
+
+    struct state;
+
+private:
+    friend class supervisor;
+    explicit process(std::shared_ptr<state> s) : state_(std::move(s)) {}
+    std::shared_ptr<state> state_;
+};
+
+class supervisor {
+public:
+    // reaper may be null (tests of the supervisor itself).
+    supervisor(uv_loop_t* loop, reaper* reaper) : loop_(loop), reaper_(reaper) {}
+
+    std::unique_ptr<process> spawn(const spawn_options& options, process_callbacks callbacks,
+                                   std::error_code& ec);
+
+private:
+    uv_loop_t* loop_;
+    reaper* reaper_;
+};
+
+}  // namespace coldbrew::supervisor
+
+namespace coldbrew::supervisor {
+
+// Peak resident memory (VmHWM) of `pid` and its descendants, in MB rounded up, read from
+// /proc; 0 when unavailable. This is REPORT's "Max Memory Used": on Lambda it is the
+// sandbox's peak, which locally is the handler process tree's.
+int peak_memory_mb(int pid);
+
+}  // namespace coldbrew::supervisor

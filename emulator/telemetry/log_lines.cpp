@@ -1,0 +1,57 @@
+#include "emulator/telemetry/log_lines.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace coldbrew::telemetry {
+
+namespace {
+std::string two_decimals(double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.2f", v);
+    return buf;
+}
+}  // namespace
+
+std::string start_line(std::string_view request_id, std::string_view version) {
+    std::string s = "START RequestId: ";
+    s += request_id;
+    s += " Version: ";
+    s += version;
+    return s;
+}
+
+std::string end_line(std::string_view request_id) {
+    std::string s = "END RequestId: ";
+    s += request_id;
+    return s;
+}
+
+long long billed_duration_ms(double duration_ms, std::optional<double> init_duration_ms) {
+    double total = duration_ms + init_duration_ms.value_or(0.0);
+    // Round to the hundredth first, as printed, so "1.00 ms" bills 1 ms and not 2.
+    total = std::round(total * 100.0) / 100.0;
+    return static_cast<long long>(std::ceil(total));
+}
+
+std::string report_line(const report& r) {
+    std::string s = "REPORT RequestId: ";
+    s += r.request_id;
+    s += "\tDuration: " + two_decimals(r.duration_ms) + " ms";
+    s += "\tBilled Duration: " + std::to_string(billed_duration_ms(r.duration_ms, r.init_duration_ms)) + " ms";
+    s += "\tMemory Size: " + std::to_string(r.memory_size_mb) + " MB";
+    s += "\tMax Memory Used: " + std::to_string(r.max_memory_used_mb) + " MB";
+    if (r.init_duration_ms) s += "\tInit Duration: " + two_decimals(*r.init_duration_ms) + " ms";
+    s += "\t";
+    if (!r.status.empty()) {
+        s += "Status: " + r.status + "\t";
+        if (!r.error_type.empty()) s += "Error Type: " + r.error_type + "\t";
+    }
+    return s;
+}
+
+std::string timed_out_message(double seconds) {
+    return "Task timed out after " + two_decimals(seconds) + " seconds";
+}
+
+}  // namespace coldbrew::telemetry

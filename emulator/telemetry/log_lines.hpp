@@ -1,0 +1,46 @@
+#pragma once
+// Lambda's platform log lines, in AWS's exact format [LOGS] (shared spec §1.8):
+//   START RequestId: <id> Version: $LATEST
+//   END RequestId: <id>
+//   REPORT RequestId: <id>\tDuration: 4157.16 ms\tBilled Duration: 4200 ms\tMemory Size: 256 MB\t
+//          Max Memory Used: 99 MB\tInit Duration: 841.60 ms\t
+// Durations have two decimals; billed duration and memory are integers. Failures append
+// "Status: error\tError Type: <type>\t" or "Status: timeout\t" as the current platform does
+// (DataBiosphere/azul#7466).
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace coldbrew::telemetry {
+
+struct report {
+    std::string request_id;
+    double duration_ms = 0;                    // invoke phase, modeled where scaled
+    std::optional<double> init_duration_ms;    // cold starts only
+    int memory_size_mb = 128;
+    int max_memory_used_mb = 0;
+    std::string status;       // "" (success), "error" or "timeout"
+    std::string error_type;   // with status "error"
+    std::string version = "$LATEST";
+};
+
+std::string start_line(std::string_view request_id, std::string_view version = "$LATEST");
+std::string end_line(std::string_view request_id);
+std::string report_line(const report& r);
+
+// Billed Duration: 1 ms granularity since Dec 2020 [1MS], and init is billed for every
+// configuration since 1 Aug 2025 [INITBILL]: ceil(duration + init).
+long long billed_duration_ms(double duration_ms, std::optional<double> init_duration_ms);
+
+// "Task timed out after 3.00 seconds" — the timeout message, seconds with two decimals.
+std::string timed_out_message(double seconds);
+
+// Where platform lines and handler output go: one line at a time, tagged with the function.
+class log_sink {
+public:
+    virtual ~log_sink() = default;
+    virtual void write(std::string_view function, std::string_view line) = 0;
+};
+
+}  // namespace coldbrew::telemetry

@@ -1,0 +1,43 @@
+#include "emulator/telemetry/log_lines.hpp"
+
+#include "tests/catch.hpp"
+
+using namespace coldbrew::telemetry;
+
+TEST_CASE("START and END lines in Lambda's format", "[unit]") {
+    CHECK(start_line("abc") == "START RequestId: abc Version: $LATEST");
+    CHECK(end_line("abc") == "END RequestId: abc");
+}
+
+TEST_CASE("REPORT line: fields, order, tabs and two-decimal durations", "[unit]") {
+    report r;
+    r.request_id = "id-1";
+    r.duration_ms = 4157.156;
+    r.memory_size_mb = 256;
+    r.max_memory_used_mb = 99;
+    CHECK(report_line(r) ==
+          "REPORT RequestId: id-1\tDuration: 4157.16 ms\tBilled Duration: 4158 ms\t"
+          "Memory Size: 256 MB\tMax Memory Used: 99 MB\t");
+    r.init_duration_ms = 841.6;
+    CHECK(report_line(r) ==
+          "REPORT RequestId: id-1\tDuration: 4157.16 ms\tBilled Duration: 4999 ms\t"
+          "Memory Size: 256 MB\tMax Memory Used: 99 MB\tInit Duration: 841.60 ms\t");
+    r.init_duration_ms.reset();
+    r.status = "error";
+    r.error_type = "Runtime.ExitError";
+    CHECK(report_line(r).find("\tStatus: error\tError Type: Runtime.ExitError\t") != std::string::npos);
+}
+
+TEST_CASE("billed duration: 1 ms granularity, init included", "[unit]") {
+    CHECK(billed_duration_ms(1.0, std::nullopt) == 1);
+    CHECK(billed_duration_ms(1.006, std::nullopt) == 2);
+    // Billed from the printed two-decimal figure: "1.00 ms" bills 1 ms.
+    CHECK(billed_duration_ms(1.001, std::nullopt) == 1);
+    CHECK(billed_duration_ms(0.2, 0.3) == 1);
+    CHECK(billed_duration_ms(237.17, 48.26) == 286);
+}
+
+TEST_CASE("timeout message", "[unit]") {
+    CHECK(timed_out_message(3) == "Task timed out after 3.00 seconds");
+    CHECK(timed_out_message(0.5) == "Task timed out after 0.50 seconds");
+}
