@@ -1,0 +1,70 @@
+#pragma once
+// The running emulator: one function pool per function, the API Gateway front end wired to
+// them, and graceful shutdown. Built by the CLI (`up`, `invoke`) or a test fixture, which own
+// the loop, the clock, the random source and the log sink and pass them in.
+
+#include <uv.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <system_error>
+
+#include "emulator/config/stack.hpp"
+#include "emulator/functions/function_pool.hpp"
+#include "emulator/http/server.hpp"
+#include "emulator/supervisor/reaper.hpp"
+#include "emulator/supervisor/supervisor.hpp"
+
+namespace coldbrew::app {
+
+struct app_dependencies {
+    uv_loop_t* loop = nullptr;
+    const coldbrew::clock* clock = nullptr;
+    const models::random_source* rng = nullptr;
+    telemetry::log_sink* logs = nullptr;
+    supervisor::reaper* reaper = nullptr;      // may be null
+    std::filesystem::path runtimes_dir;
+    std::vector<std::pair<std::string, std::string>> host_env;
+};
+
+class app {
+public:
+    app(const config::stack& stack, app_dependencies deps);
+    ~app();
+    app(const app&) = delete;
+    app& operator=(const app&) = delete;
+
+    // Opens the gateway on settings.host:settings.gateway_port (0 picks a free port).
+    std::error_code start_gateway();
+    int gateway_port() const;
+
+    // Invokes a function directly (the path `coldbrew invoke` takes). Unknown name: false.
+    bool invoke(const std::string& function, functions::invocation inv);
+
+    // Stops accepting requests, lets in-flight invocations finish for up to drain_ms, then
+    // kills every execution environment and calls done. A second call kills at once.
+    void shutdown(std::uint64_t drain_ms, std::function<void()> done);
+
+    std::size_t in_flight() const;
+
+    struct gateway_state;
+
+private:
+    void on_gateway_request(http::request req, http::responder respond);
+
+    const config::stack& stack_;
+    app_dependencies deps_;
+    supervisor::supervisor supervisor_;
+    functions::pool_context pool_ctx_;
+    std::map<std::string, std::unique_ptr<functions::function_pool>, std::less<>> pools_;
+    std::unique_ptr<gateway_state> gateway_;
+    std::unique_ptr<http::server> gateway_server_;
+    uv_timer_t* drain_timer_ = nullptr;
+    std::function<void()> on_shutdown_done_;
+    std::uint64_t drain_deadline_ms_ = 0;
+    bool shutting_down_ = false;
+};
+
+}  // namespace coldbrew::app

@@ -1,0 +1,362 @@
+// The `coldbrew` command: up, invoke, validate, version. Builds the loop, the clock, the random
+// source and the log sink — the only place any of them is created — and hands them down.
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <uv.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <random>
+#include <sstream>
+
+#include "emulator/app/app.hpp"
+#include "emulator/config/stack.hpp"
+#include "emulator/supervisor/reaper.hpp"
+
+extern char** environ;
+
+namespace {
+
+using namespace coldbrew;
+
+constexpr const char* version_text = "0.1.0";
+
+// Function output and platform lines, one per line, prefixed with the function's name the way
+// `sam local start-api` interleaves container logs.
+class stream_log_sink final : public telemetry::log_sink {
+public:
+    explicit stream_log_sink(std::FILE* out) : out_(out) {}
+    void write(std::string_view function, std::string_view line) override {
+        std::string s;
+        s.reserve(function.size() + line.size() + 4);
+        s += '[';
+        s += function;
+        s += "] ";
+        s += line;
+        s += '\n';
+        std::fwrite(s.data(), 1, s.size(), out_);
+        std::fflush(out_);
+    }
+
+private:
+    std::FILE* out_;
+};
+
+std::filesystem::path runtimes_dir() {
+    if (const char* env = std::getenv("COLDBREW_RUNTIMES_DIR")) return env;
+    // Installed layout first (…/bin/coldbrew → …/share/coldbrew/runtimes), then the tree.
+    char exe[4096];
+    size_t len = sizeof(exe);
+    if (uv_exepath(exe, &len) == 0) {
+        auto installed = std::filesystem::path(std::string(exe, len)).parent_path().parent_path() /
+                         "share" / "coldbrew" / "runtimes";
+        if (std::filesystem::exists(installed / "node")) return installed;
+    }
+    return COLDBREW_RUNTIMES_DIR;
+}
+
+std::string self_exe() {
+    char exe[4096];
+    size_t len = sizeof(exe);
+    if (uv_exepath(exe, &len) != 0) return "/proc/self/exe";
+    return std::string(exe, len);
+}
+
+// What a handler inherits from coldbrew's own environment: enough to find its interpreter and
+// libraries, and the caller's AWS credentials if any. The rest of the developer's shell stays
+// out, as on Lambda.
+std::vector<std::pair<std::string, std::string>> host_env() {
+    static const char* keep[] = {"PATH", "HOME", "TMPDIR", "USER", "NODE_PATH", "PYTHONPATH",
+                                 "VIRTUAL_ENV", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+                                 "AWS_SESSION_TOKEN", "LD_LIBRARY_PATH"};
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const char* k : keep)
+        if (const char* v = std::getenv(k)) out.emplace_back(k, v);
+    return out;
+}
+
+std::map<std::string, std::string> process_env() {
+    std::map<std::string, std::string> out;
+    for (char** e = environ; e && *e; ++e) {
+        std::string_view kv(*e);
+        auto eq = kv.find('=');
+        if (eq != std::string_view::npos)
+            out.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+    }
+    return out;
+}
+
+struct load_flags {
+    std::string path = ".";
+    std::vector<std::string> parameter_overrides;
+    std::string stage;
+};
+
+config::stack load(const load_flags& f) {
+    config::load_options o;
+    for (const auto& kv : f.parameter_overrides) {
+        auto eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0)
+            throw CLI::ValidationError("--parameter-overrides", "expected Key=Value, got '" + kv + "'");
+        o.parameter_overrides[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    if (!f.stage.empty()) o.stage = f.stage;
+    o.env = process_env();
+    return config::load_stack(f.path, o);
+}
+
+const char* kind_name(config::api_kind k) { return k == config::api_kind::rest ? "REST" : "HTTP"; }
+
+void print_stack(const config::stack& s, std::ostream& out, const std::string& base_url) {
+    out << "Template: " << s.template_file.string() << " ("
+        << (s.kind == config::stack::source_kind::sam ? "SAM" : "serverless.yml") << ")\n";
+    if (s.coldbrew_file) out << "Options:  " << s.coldbrew_file->string() << "\n";
+    out << "Functions:\n";
+    for (const auto& fn : s.functions) {
+        out << "  " << fn.name << "  " << fn.runtime << "  " << fn.handler << "  " << fn.memory_mb
+            << " MB  " << fn.timeout_s << " s  " << fn.code_dir.string();
+        if (fn.reserved_concurrency) out << "  reserved " << *fn.reserved_concurrency;
+        out << "\n";
+    }
+    out << "Routes:\n";
+    for (const auto& r : s.routes) {
+        const auto* api = s.find_api(r.api_id);
+        out << "  " << r.method << " " << base_url << (r.path == "$default" ? "/*" : r.path)
+            << "  -> " << r.function << "  (" << (api ? kind_name(api->kind) : "?") << " API "
+            << r.api_id << ", stage " << (api ? api->stage : "?") << ", payload "
+            << r.payload_format_version << ")\n";
+    }
+    for (const auto& w : s.warnings) out << "warning: " << w << "\n";
+}
+
+std::uint64_t draw_seed() {
+    // The one place entropy enters: every later draw derives from this printed seed.
+    std::random_device rd;
+    return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+}
+
+struct loop_owner {
+    uv_loop_t loop{};
+    loop_owner() { uv_loop_init(&loop); }
+    ~loop_owner() {
+        // Let every handle finish closing, then release the loop.
+        uv_walk(&loop, [](uv_handle_t* h, void*) {
+            if (!uv_is_closing(h)) uv_close(h, nullptr);
+        }, nullptr);
+        uv_run(&loop, UV_RUN_DEFAULT);
+        uv_loop_close(&loop);
+    }
+};
+
+int run_up(const load_flags& lf, int port, const std::string& host, std::optional<std::uint64_t> seed_flag,
+           std::optional<double> time_scale) {
+    config::stack stack = load(lf);
+    if (port >= 0) stack.settings.gateway_port = port;
+    if (!host.empty()) stack.settings.host = host;
+    if (seed_flag) stack.settings.seed = seed_flag;
+    if (time_scale) stack.settings.time_scale = *time_scale;
+    std::uint64_t seed = stack.settings.seed.value_or(draw_seed());
+
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    loop_owner lo;
+    system_clock_source clock;
+    models::random_source rng(seed);
+    stream_log_sink sink(stdout);
+    std::error_code ec;
+    supervisor::reaper reaper(&lo.loop, self_exe(), ec);
+    if (ec) spdlog::warn("could not start the process reaper ({}); handler processes may outlive a killed coldbrew", ec.message());
+
+    app::app_dependencies deps{&lo.loop, &clock, &rng, &sink, ec ? nullptr : &reaper,
+                               runtimes_dir(), host_env()};
+    auto application = std::make_unique<app::app>(stack, deps);
+    if (auto lec = application->start_gateway()) {
+        std::fprintf(stderr, "coldbrew: cannot listen on %s:%d: %s\n", stack.settings.host.c_str(),
+                     stack.settings.gateway_port, lec.message().c_str());
+        return 1;
+    }
+    std::string base = "http://" + stack.settings.host + ":" + std::to_string(application->gateway_port());
+    std::ostringstream banner;
+    banner << "coldbrew " << version_text << "  seed " << seed << "  time_scale "
+           << stack.settings.time_scale << "\n";
+    print_stack(stack, banner, base);
+    std::fputs(banner.str().c_str(), stdout);
+    std::printf("coldbrew up: gateway listening on %s\n", base.c_str());
+
+    // SIGINT/SIGTERM: drain in-flight invocations for up to 2 s, then end every child.
+    // A second signal ends them at once.
+    struct signal_ctx {
+        app::app* a;
+        uv_signal_t sigint{}, sigterm{};
+        bool stopping = false;
+    } sc{application.get()};
+    auto on_signal = [](uv_signal_t* h, int) {
+        auto* c = static_cast<signal_ctx*>(h->data);
+        if (c->stopping) {
+            c->a->shutdown(0, nullptr);
+            return;
+        }
+        c->stopping = true;
+        std::fprintf(stderr, "coldbrew: shutting down\n");
+        c->a->shutdown(2000, [c] {
+            uv_close(reinterpret_cast<uv_handle_t*>(&c->sigint), nullptr);
+            uv_close(reinterpret_cast<uv_handle_t*>(&c->sigterm), nullptr);
+        });
+    };
+    uv_signal_init(&lo.loop, &sc.sigint);
+    uv_signal_init(&lo.loop, &sc.sigterm);
+    sc.sigint.data = sc.sigterm.data = &sc;
+    uv_signal_start(&sc.sigint, on_signal, SIGINT);
+    uv_signal_start(&sc.sigterm, on_signal, SIGTERM);
+
+    uv_run(&lo.loop, UV_RUN_DEFAULT);
+    application.reset();
+    uv_run(&lo.loop, UV_RUN_DEFAULT);
+    return 0;
+}
+
+std::string read_event(const std::string& event_file, const std::string& event_json) {
+    if (!event_json.empty()) return event_json;
+    if (event_file.empty()) return "{}";
+    if (event_file == "-") {
+        return std::string(std::istreambuf_iterator<char>(std::cin), {});
+    }
+    std::ifstream in(event_file, std::ios::binary);
+    if (!in) throw CLI::ValidationError("--event", "cannot read " + event_file);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+int run_invoke(const load_flags& lf, const std::string& function, const std::string& event_file,
+               const std::string& event_json, std::optional<std::uint64_t> seed_flag) {
+    config::stack stack = load(lf);
+    if (seed_flag) stack.settings.seed = seed_flag;
+    const auto* fn = stack.find_function(function);
+    if (!fn) {
+        std::string names;
+        for (const auto& f : stack.functions) names += (names.empty() ? "" : ", ") + f.name;
+        std::fprintf(stderr, "coldbrew invoke: no function '%s' in %s (functions: %s)\n",
+                     function.c_str(), stack.template_file.c_str(), names.c_str());
+        return 2;
+    }
+    std::string event = read_event(event_file, event_json);
+    std::uint64_t seed = stack.settings.seed.value_or(draw_seed());
+
+    loop_owner lo;
+    system_clock_source clock;
+    models::random_source rng(seed);
+    stream_log_sink sink(stderr);  // logs to stderr, the result alone on stdout (sam local invoke)
+    std::error_code ec;
+    supervisor::reaper reaper(&lo.loop, self_exe(), ec);
+    app::app_dependencies deps{&lo.loop, &clock, &rng, &sink, ec ? nullptr : &reaper,
+                               runtimes_dir(), host_env()};
+    auto application = std::make_unique<app::app>(stack, deps);
+    int rc = 0;
+    functions::invocation inv;
+    inv.payload = std::move(event);
+    auto* a = application.get();
+    inv.on_done = [&rc, a](functions::invocation_result r) {
+        switch (r.kind) {
+        case functions::outcome::success:
+        case functions::outcome::function_error:
+            std::fwrite(r.payload.data(), 1, r.payload.size(), stdout);
+            std::fputc('\n', stdout);
+            break;
+        default:
+            std::fprintf(stderr, "coldbrew invoke: %s\n", r.message.c_str());
+            rc = 1;
+        }
+        a->shutdown(0, nullptr);
+    };
+    application->invoke(function, std::move(inv));
+    uv_run(&lo.loop, UV_RUN_DEFAULT);
+    application.reset();
+    uv_run(&lo.loop, UV_RUN_DEFAULT);
+    return rc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc == 2 && std::string_view(argv[1]) == "__reaper") return supervisor::run_reaper_main();
+
+    CLI::App cli{"coldbrew: run a SAM or serverless.yml app locally, with the cloud's behaviour"};
+    cli.require_subcommand(1);
+    std::string log_level = "info";
+    cli.add_option("--log-level", log_level, "coldbrew's own diagnostics: debug, info, warn, error")
+        ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+
+    load_flags lf;
+    auto add_load_flags = [&lf](CLI::App* sub) {
+        sub->add_option("-t,--template", lf.path,
+                        "template.yaml / serverless.yml, or the directory holding it (default: .)");
+        sub->add_option("--parameter-overrides", lf.parameter_overrides,
+                        "SAM parameters, Key=Value (repeatable)");
+        sub->add_option("--stage", lf.stage, "serverless.yml stage (default: provider.stage or dev)");
+    };
+
+    int port = -1;
+    std::string host;
+    std::optional<std::uint64_t> seed;
+    std::optional<double> time_scale;
+    auto* up = cli.add_subcommand("up", "Serve the app's API routes from real handler processes");
+    add_load_flags(up);
+    up->add_option("path", lf.path, "Template or directory (same as --template)");
+    up->add_option("-p,--port", port, "Gateway port (default 3000; 0 picks a free one)")
+        ->check(CLI::Range(0, 65535));
+    up->add_option("--host", host, "Address to listen on (default 127.0.0.1)");
+    up->add_option("--seed", seed, "Seed for every random draw (default: drawn and printed)");
+    up->add_option("--time-scale", time_scale, "Multiplier for injected delays (e.g. 0.01)")
+        ->check(CLI::PositiveNumber);
+
+    std::string function, event_file, event_json;
+    auto* inv = cli.add_subcommand("invoke", "Invoke one function once; the result goes to stdout");
+    inv->add_option("function", function, "Function logical id / key")->required();
+    add_load_flags(inv);
+    inv->add_option("-e,--event", event_file, "File with the event JSON, or - for stdin (default: {})");
+    inv->add_option("--event-json", event_json, "The event JSON itself");
+    inv->add_option("--seed", seed, "Seed for request ids");
+
+    auto* val = cli.add_subcommand("validate", "Load and check the config; print functions and routes");
+    add_load_flags(val);
+    val->add_option("path", lf.path, "Template or directory (same as --template)");
+
+    cli.add_subcommand("version", "Print coldbrew's version");
+
+    try {
+        cli.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return cli.exit(e);
+    }
+
+    auto logger = spdlog::stderr_color_mt("coldbrew");
+    logger->set_pattern("%^[coldbrew %l]%$ %v");
+    spdlog::set_default_logger(logger);
+    spdlog::set_level(spdlog::level::from_str(log_level));
+
+    try {
+        if (cli.got_subcommand("version")) {
+            std::printf("coldbrew %s\n", version_text);
+            return 0;
+        }
+        if (cli.got_subcommand("validate")) {
+            auto stack = load(lf);
+            print_stack(stack, std::cout, "http://" + stack.settings.host + ":" +
+                                              std::to_string(stack.settings.gateway_port));
+            std::cout << "OK: " << stack.functions.size() << " functions, " << stack.routes.size()
+                      << " routes\n";
+            return 0;
+        }
+        if (cli.got_subcommand("up")) return run_up(lf, port, host, seed, time_scale);
+        if (cli.got_subcommand("invoke")) return run_invoke(lf, function, event_file, event_json, seed);
+    } catch (const config::config_error& e) {
+        std::fprintf(stderr, "coldbrew: config error: %s\n", e.what());
+        return 2;
+    } catch (const CLI::ValidationError& e) {
+        std::fprintf(stderr, "coldbrew: %s\n", e.what());
+        return 2;
+    }
+    return 0;
+}

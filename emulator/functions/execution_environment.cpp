@@ -1,0 +1,292 @@
+#include "emulator/functions/execution_environment.hpp"
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "emulator/supervisor/supervisor.hpp"
+
+namespace coldbrew::functions {
+
+namespace rt = runtime_api;
+
+namespace {
+// Lambda limits init to 10 s; an init that overruns is retried inside the first invoke under
+// the function timeout ("suppressed init", [LIFE]). Locally the one init simply gets both.
+constexpr std::chrono::milliseconds init_limit{10000};
+}  // namespace
+
+execution_environment::execution_environment(function_pool& pool, pool_context& ctx,
+                                             const config::function& fn, int index)
+    : pool_(pool), ctx_(ctx), fn_(fn), index_(index) {
+    timer_ = new uv_timer_t;
+    uv_timer_init(ctx_.loop, timer_);
+    timer_->data = this;
+    last_used_ = ctx_.clock->steady();
+}
+
+execution_environment::~execution_environment() {
+    timer_->data = nullptr;
+    uv_close(reinterpret_cast<uv_handle_t*>(timer_),
+             [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
+    if (runtime_api_) runtime_api_->close();
+    process_.reset();  // kills the process group if it is still running
+}
+
+double execution_environment::ms_since(std::chrono::steady_clock::time_point t) const {
+    return std::chrono::duration<double, std::milli>(ctx_.clock->steady() - t).count();
+}
+
+void execution_environment::start_timer(std::chrono::milliseconds after, void (*cb)(uv_timer_t*)) {
+    uv_timer_start(timer_, cb, static_cast<std::uint64_t>(after.count()), 0);
+}
+
+void execution_environment::stop_timer() { uv_timer_stop(timer_); }
+
+bool execution_environment::start(std::string& error_type, std::string& error_message) {
+    auto launch = launcher_for(fn_, ctx_.runtimes_dir);
+    if (launch.file.empty()) {
+        // [CUSTOM][TS-INV]: no executable bootstrap → Runtime.InvalidEntrypoint.
+        error_type = "Runtime.InvalidEntrypoint";
+        error_message = launch.args.empty() ? "Couldn't find valid bootstrap(s): [" +
+                                                  (fn_.code_dir / "bootstrap").string() + "]"
+                                            : launch.args.front();
+        return false;
+    }
+
+    http::server_options opts;
+    // Larger than the 6 MB response limit, so an oversized response is read and answered
+    // with Lambda's 413 and Function.ResponseSizeTooLarge instead of a dropped connection.
+    opts.body_limit = 32 * 1024 * 1024;
+    opts.on_parse_failure = [](http::parse_failure f) {
+        if (f == http::parse_failure::body_too_large)
+            return rt::error_response(413, "RequestEntityTooLarge",
+                                      "Exceeded maximum allowed payload size (" +
+                                          std::to_string(rt::max_response_bytes) + " bytes).");
+        return rt::error_response(400, "InvalidRequest", "Malformed HTTP request");
+    };
+    runtime_api_ = std::make_unique<http::server>(
+        ctx_.loop,
+        [this](http::request req, http::responder respond) {
+            on_runtime_call(std::move(req), std::move(respond));
+        },
+        std::move(opts));
+    if (auto ec = runtime_api_->listen("127.0.0.1", 0)) {
+        error_type = "Sandbox.Failure";
+        error_message = "Runtime API listener failed: " + ec.message();
+        return false;
+    }
+
+    launch.env = pool_.environment_for(runtime_api_->port(), index_);
+    launch.cwd = fn_.code_dir.string();
+    supervisor::process_callbacks cbs;
+    const std::string& name = fn_.name;
+    cbs.on_stdout = [this, &name](std::string_view line) { ctx_.logs->write(name, line); };
+    cbs.on_stderr = [this, &name](std::string_view line) { ctx_.logs->write(name, line); };
+    cbs.on_exit = [this](supervisor::exit_status st) { on_process_exit(st); };
+    std::error_code ec;
+    spawned_at_ = ctx_.clock->steady();
+    process_ = ctx_.supervisor->spawn(launch, std::move(cbs), ec);
+    if (!process_) {
+        error_type = "Runtime.InvalidEntrypoint";
+        error_message = "Couldn't start " + launch.file + ": " + ec.message();
+        return false;
+    }
+    alive_ = true;
+    phase_ = rt::phase::initializing;
+    return true;
+}
+
+void execution_environment::assign(invocation inv, std::string request_id) {
+    current_ = std::move(inv);
+    current_id_ = std::move(request_id);
+    delivered_ = false;
+    if (phase_ == rt::phase::waiting) {
+        deliver();
+    } else if (phase_ == rt::phase::initializing) {
+        start_timer(init_limit + std::chrono::seconds(fn_.timeout_s), [](uv_timer_t* t) {
+            auto* self = static_cast<execution_environment*>(t->data);
+            if (!self) return;
+            self->fail_and_reset(
+                "Sandbox.Timedout",
+                rt::platform_error_body("Sandbox.Timedout", self->current_id_,
+                                        telemetry::timed_out_message(self->fn_.timeout_s)),
+                "timeout");
+        });
+    }
+}
+
+void execution_environment::deliver() {
+    auto respond = std::move(held_next_);
+    held_next_ = http::responder();
+    phase_ = rt::phase::invoking;
+    delivered_ = true;
+    delivered_at_ = ctx_.clock->steady();
+    last_used_ = delivered_at_;
+    ctx_.logs->write(fn_.name, telemetry::start_line(current_id_));
+
+    rt::invocation_headers h;
+    h.request_id = current_id_;
+    h.deadline_ms = ctx_.clock->epoch_ms() + static_cast<std::int64_t>(fn_.timeout_s) * 1000;
+    h.invoked_function_arn = "arn:aws:lambda:" + ctx_.settings->region + ":" +
+                             ctx_.settings->account_id + ":function:" + fn_.function_name;
+    h.trace_id = current_->trace_id;
+    h.client_context = current_->client_context;
+    std::string event = current_->payload;
+    start_timer(std::chrono::seconds(fn_.timeout_s), [](uv_timer_t* t) {
+        auto* self = static_cast<execution_environment*>(t->data);
+        if (!self) return;
+        self->fail_and_reset(
+            "Sandbox.Timedout",
+            rt::platform_error_body("Sandbox.Timedout", self->current_id_,
+                                    telemetry::timed_out_message(self->fn_.timeout_s)),
+            "timeout");
+    });
+    respond(rt::next_response(h, std::move(event)));
+}
+
+void execution_environment::on_runtime_call(http::request req, http::responder respond) {
+    auto c = rt::parse_call(req);
+    if (auto rejection = rt::check_call(phase_, current_id_, c)) {
+        // An oversized response still ends the invocation, as Lambda does [spec §1.7].
+        if (auto* r = std::get_if<rt::response_call>(&c);
+            r && rejection->status == 413 && phase_ == rt::phase::invoking) {
+            respond(std::move(*rejection));
+            nlohmann::ordered_json j;
+            j["errorType"] = "Function.ResponseSizeTooLarge";
+            j["errorMessage"] = "Response payload size (" + std::to_string(r->body.size()) +
+                                " bytes) exceeded maximum allowed payload size (" +
+                                std::to_string(rt::max_response_bytes) + " bytes).";
+            finish(outcome::function_error, j.dump(), "Function.ResponseSizeTooLarge", "error");
+            return;
+        }
+        respond(std::move(*rejection));
+        return;
+    }
+
+    if (std::holds_alternative<rt::next_call>(c)) {
+        if (phase_ == rt::phase::initializing) init_duration_ms_ = ms_since(spawned_at_);
+        phase_ = rt::phase::waiting;
+        held_next_ = std::move(respond);
+        if (current_) {
+            deliver();
+        } else {
+            stop_timer();
+            pool_.on_idle(*this);
+        }
+        return;
+    }
+    if (auto* r = std::get_if<rt::response_call>(&c)) {
+        respond(rt::accepted());
+        finish(outcome::success, std::move(r->body), "", "");
+        return;
+    }
+    if (auto* e = std::get_if<rt::error_call>(&c)) {
+        respond(rt::accepted());
+        auto err = rt::normalise_error(e->error_type, e->body);
+        finish(outcome::function_error, std::move(err.body), err.error_type, "error");
+        return;
+    }
+    if (auto* ie = std::get_if<rt::init_error_call>(&c)) {
+        respond(rt::accepted());
+        auto err = rt::normalise_error(ie->error_type, ie->body);
+        init_duration_ms_ = ms_since(spawned_at_);
+        char buf[64];
+        std::snprintf(buf, sizeof(buf), "%.2f", *init_duration_ms_);
+        ctx_.logs->write(fn_.name, std::string("INIT_REPORT Init Duration: ") + buf +
+                                       " ms\tPhase: init\tStatus: error\tError Type: " +
+                                       err.error_type);
+        // [OAS]: the init error is served in response to the first invoke; the runtime
+        // should exit, and the environment is initialised again next time.
+        phase_ = rt::phase::init_failed;
+        fail_and_reset(err.error_type, err.body, "error");
+        return;
+    }
+}
+
+void execution_environment::finish(outcome kind, std::string payload, std::string error_type,
+                                   std::string status) {
+    stop_timer();
+    if (!current_) return;
+    invocation inv = std::move(*current_);
+    current_.reset();
+    invocation_result r;
+    r.kind = kind;
+    r.request_id = current_id_;
+    r.payload = std::move(payload);
+    r.error_type = std::move(error_type);
+    r.duration_ms = delivered_ ? ms_since(delivered_at_) : 0.0;
+    if (cold_) {
+        r.cold_start = true;
+        r.init_duration_ms = init_duration_ms_ ? init_duration_ms_ : std::optional<double>(ms_since(spawned_at_));
+    }
+    cold_ = false;
+    last_used_ = ctx_.clock->steady();
+    if (phase_ == rt::phase::invoking) phase_ = rt::phase::finishing;
+
+    telemetry::report rep;
+    rep.request_id = r.request_id;
+    rep.duration_ms = r.duration_ms;
+    rep.init_duration_ms = r.init_duration_ms;
+    rep.memory_size_mb = fn_.memory_mb;
+    rep.status = std::move(status);
+    if (rep.status == "error") rep.error_type = r.error_type;
+
+    // Answer first: the REPORT line and its /proc read stay off the client's path.
+    auto on_done = std::move(inv.on_done);
+    pool_.on_done(r);
+    if (on_done) on_done(std::move(r));
+
+    rep.max_memory_used_mb = supervisor::peak_memory_mb(pid());
+    // An invocation that never reached the runtime (init failed) still gets its
+    // START/END/REPORT, as Lambda logs the failed invoke after its INIT_REPORT.
+    if (!delivered_) ctx_.logs->write(fn_.name, telemetry::start_line(rep.request_id));
+    ctx_.logs->write(fn_.name, telemetry::end_line(rep.request_id));
+    ctx_.logs->write(fn_.name, telemetry::report_line(rep));
+}
+
+void execution_environment::fail_and_reset(std::string error_type, std::string body,
+                                           std::string status) {
+    // Lambda resets the environment after a timeout, crash or init failure [LIFE]: the
+    // process group is killed and the next invocation starts a fresh one.
+    alive_ = false;
+    if (process_) process_->kill();
+    held_next_ = http::responder();
+    finish(outcome::function_error, std::move(body), std::move(error_type), std::move(status));
+}
+
+void execution_environment::on_process_exit(const supervisor::exit_status& st) {
+    alive_ = false;
+    stop_timer();
+    if (current_ && (delivered_ || phase_ == rt::phase::initializing)) {
+        // [spec §1.4] "Runtime exited with error: exit status 42"; exit 0 without a reply is
+        // "Runtime exited without providing a reason".
+        std::string why = (st.term_signal == 0 && st.exit_code == 0)
+                              ? "Runtime exited without providing a reason"
+                              : "Runtime exited with error: " + st.describe();
+        ctx_.logs->write(fn_.name, "RequestId: " + current_id_ + " Error: " + why);
+        ctx_.logs->write(fn_.name, "Runtime.ExitError");
+        finish(outcome::function_error,
+               rt::platform_error_body("Runtime.ExitError", current_id_, why), "Runtime.ExitError",
+               "error");
+        pool_.on_exit(*this, std::nullopt, "");
+        return;
+    }
+    // Died between invocations: an invocation waiting for this environment's /next goes back
+    // to the pool to be placed again.
+    std::optional<invocation> undelivered;
+    std::string id;
+    if (current_) {
+        undelivered = std::move(current_);
+        current_.reset();
+        id = current_id_;
+    }
+    pool_.on_exit(*this, std::move(undelivered), std::move(id));
+}
+
+void execution_environment::kill() {
+    alive_ = false;
+    if (process_) process_->kill();
+}
+
+}  // namespace coldbrew::functions
