@@ -151,8 +151,8 @@ void app::on_gateway_request(http::request req, http::responder respond) {
 
     gateway::request_info info;
     info.request_id = p->request_id;
-    info.extended_request_id = models::random_hex(*deps_.rng, "gateway-extended-id", "gateway",
-                                                  gw.next_request_index, 16);
+    // On AWS extendedRequestId is the value of the x-amz-apigw-id response header.
+    info.extended_request_id = gateway::apigw_id_for(p->request_id);
     info.epoch_ms = deps_.clock->epoch_ms();
     info.account_id = stack_.settings.account_id;
     info.source_ip = req.remote_ip;
