@@ -1,0 +1,113 @@
+// Every example a user would copy is started with `coldbrew up` and called like curl would.
+
+#include <fstream>
+#include <regex>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/catch.hpp"
+#include "tests/integration/harness.hpp"
+
+using namespace coldbrew::testing;
+using json = nlohmann::json;
+
+namespace {
+struct example {
+    coldbrew_process proc;
+    int port;
+    explicit example(const std::filesystem::path& dir, std::vector<std::string> extra = {})
+        : proc(args(dir, std::move(extra))), port(proc.wait_for_port()) {}
+    static std::vector<std::string> args(const std::filesystem::path& dir, std::vector<std::string> extra) {
+        std::vector<std::string> a{"up", dir.string(), "--port", "0", "--seed", "1"};
+        a.insert(a.end(), extra.begin(), extra.end());
+        return a;
+    }
+    json get_json(const std::string& target, int expect_status = 200) {
+        auto r = http_request(port, "GET", target);
+        INFO(target << " -> " << r.status << " " << r.body);
+        REQUIRE(r.status == expect_status);
+        return json::parse(r.body);
+    }
+};
+}  // namespace
+
+TEST_CASE("examples/hello: node, python and bash behind REST and HTTP APIs", "[integration]") {
+    example ex(source_dir() / "examples" / "hello");
+
+    auto node = ex.get_json("/hello/node?name=Ada");
+    CHECK(node["message"].get<std::string>().rfind("Hello, Ada! From Node.js", 0) == 0);
+    CHECK(node["payloadVersion"] == "1.0");
+    CHECK(node["deployedIn"] == "us-east-1 (stack local)");
+    CHECK(node["remainingTimeMs"].get<long>() > 0);
+    CHECK(node["remainingTimeMs"].get<long>() <= 10000);
+
+    auto greedy = ex.get_json("/hello/node/a/b");
+    CHECK(greedy["pathParameters"]["proxy"] == "a/b");
+
+    auto node2 = ex.get_json("/v2/hello/node");
+    CHECK(node2["payloadVersion"] == "2.0");
+
+    auto py = ex.get_json("/hello/python?name=Guido");
+    CHECK(py["message"].get<std::string>().rfind("Hello, Guido! From Python", 0) == 0);
+    auto post = http_request(ex.port, "POST", "/v2/hello/python", R"({"x":1})",
+                             {{"Content-Type", "application/json"}});
+    CHECK(post.status == 201);
+    CHECK(json::parse(post.body)["posted"]["x"] == 1);
+
+    auto bash = ex.get_json("/hello/bash");
+    CHECK(bash["message"].get<std::string>().rfind("Hello, world! From bash", 0) == 0);
+    auto bash2 = http_request(ex.port, "GET", "/v2/hello/bash?fail=1");
+    CHECK(bash2.status == 500);
+
+    // The response headers the function set come through; the gateway adds its request id.
+    auto raw = http_request(ex.port, "GET", "/hello/python");
+    CHECK(raw.header("x-hello-runtime") == std::optional<std::string>("python"));
+    CHECK(raw.header("x-amzn-RequestId"));
+    // /hello/node/{proxy+} does not serve its parent with another method; DELETE has no route.
+    CHECK(http_request(ex.port, "DELETE", "/hello/node").status == 403);
+    CHECK(ex.proc.wait_for_line([](const std::string& l) {
+        return l.rfind("[HelloPython] REPORT RequestId:", 0) == 0;
+    }));
+}
+
+TEST_CASE("examples/hello: --parameter-overrides reaches the functions", "[integration]") {
+    example ex(source_dir() / "examples" / "hello", {"--parameter-overrides", "Greeting=Hi"});
+    auto node = ex.get_json("/hello/node");
+    CHECK(node["message"].get<std::string>().rfind("Hi, world!", 0) == 0);
+}
+
+TEST_CASE("examples/hello-serverless: http and httpApi events, node and python", "[integration]") {
+    example ex(source_dir() / "examples" / "hello-serverless");
+    auto r = http_request(ex.port, "GET", "/hello");
+    INFO(r.body);
+    REQUIRE(r.status == 200);
+    auto named = http_request(ex.port, "GET", "/hello/Ada");
+    REQUIRE(named.status == 200);
+    CHECK(named.body.find("Ada") != std::string::npos);
+    // serverless-offline style URL with the stage in front.
+    CHECK(http_request(ex.port, "GET", "/dev/hello").status == 200);
+    CHECK(http_request(ex.port, "GET", "/v2/hello").status == 200);
+    CHECK(http_request(ex.port, "GET", "/hello/python").status == 200);
+    CHECK(http_request(ex.port, "GET", "/v2/hello/python").status == 200);
+    // A path the HTTP API serves, with a method it does not: HTTP API's 404 Not Found.
+    auto miss = http_request(ex.port, "DELETE", "/v2/hello");
+    CHECK(miss.status == 404);
+    CHECK(miss.body == R"({"message":"Not Found"})");
+}
+
+#ifdef COLDBREW_HELLO_CPP_DIR
+TEST_CASE("examples/hello-cpp: a compiled bootstrap behind both APIs", "[integration]") {
+    // The example's CodeUri assumes the build directory is build/; point a copy of the
+    // template at wherever this build put the bootstrap.
+    temp_dir dir;
+    std::ifstream in(source_dir() / "examples" / "hello-cpp" / "template.yaml");
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    text = std::regex_replace(text, std::regex("CodeUri: .*"), std::string("CodeUri: ") + COLDBREW_HELLO_CPP_DIR);
+    dir.write("template.yaml", text);
+    example ex(dir.path());
+    auto rest = http_request(ex.port, "GET", "/hello/cpp");
+    INFO(rest.body);
+    CHECK(rest.status == 200);
+    CHECK(http_request(ex.port, "GET", "/v2/hello/cpp").status == 200);
+}
+#endif

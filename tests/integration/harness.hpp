@@ -1,0 +1,90 @@
+#pragma once
+// Integration-test harness: starts the real `coldbrew` binary as a child process, reads its
+// output, and talks HTTP to it over loopback. Every process it starts is ended by its
+// destructor.
+
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace coldbrew::testing {
+
+struct http_reply {
+    int status = 0;
+    std::vector<std::pair<std::string, std::string>> headers;
+    std::string body;
+    std::optional<std::string> header(const std::string& name) const;  // case-insensitive
+    std::vector<std::string> all(const std::string& name) const;
+};
+
+// One HTTP/1.1 request on a fresh connection to 127.0.0.1:port (Connection: close).
+// Throws std::runtime_error when the connection fails or no response arrives in time.
+http_reply http_request(int port, const std::string& method, const std::string& target,
+                        const std::string& body = "",
+                        const std::vector<std::pair<std::string, std::string>>& headers = {},
+                        std::chrono::milliseconds timeout = std::chrono::seconds(20));
+
+// A running `coldbrew` child with stdout and stderr captured line by line.
+class coldbrew_process {
+public:
+    // Runs `coldbrew <args…>`; env entries are added to the child's environment.
+    explicit coldbrew_process(std::vector<std::string> args,
+                              std::map<std::string, std::string> env = {});
+    ~coldbrew_process();  // SIGKILL if still running, then waits
+    coldbrew_process(const coldbrew_process&) = delete;
+    coldbrew_process& operator=(const coldbrew_process&) = delete;
+
+    // For `up`: waits for "gateway listening on http://host:PORT" and returns PORT.
+    int wait_for_port(std::chrono::milliseconds timeout = std::chrono::seconds(20));
+    // Waits until some output line satisfies pred; returns it.
+    std::optional<std::string> wait_for_line(const std::function<bool(const std::string&)>& pred,
+                                             std::chrono::milliseconds timeout = std::chrono::seconds(10));
+    std::vector<std::string> lines() const;  // all output so far (stdout and stderr)
+    std::string stdout_text() const;
+    std::string stderr_text() const;
+
+    void signal(int sig);
+    // Waits for exit; returns the exit code (or 128+signal); nullopt on timeout.
+    std::optional<int> wait_exit(std::chrono::milliseconds timeout = std::chrono::seconds(20));
+    int pid() const { return pid_; }
+
+private:
+    void reader(int fd, bool is_stdout);
+    int pid_ = -1;
+    int out_fd_ = -1, err_fd_ = -1;
+    std::optional<int> exit_code_;
+    std::thread out_thread_, err_thread_;
+    mutable std::mutex mu_;
+    std::condition_variable cv_;
+    std::vector<std::string> lines_;
+    std::string stdout_, stderr_;
+};
+
+// A process that no longer runs (gone, or a zombie nobody has reaped yet).
+bool process_gone(int pid);
+bool wait_gone(int pid, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+// A temporary directory removed at destruction.
+class temp_dir {
+public:
+    temp_dir();
+    ~temp_dir();
+    const std::filesystem::path& path() const { return path_; }
+    void write(const std::string& relative, const std::string& content, bool executable = false);
+
+private:
+    std::filesystem::path path_;
+};
+
+inline std::filesystem::path source_dir() { return COLDBREW_SOURCE_DIR; }
+inline std::string coldbrew_binary() { return COLDBREW_BINARY; }
+inline std::string fake_handler_binary() { return COLDBREW_FAKE_HANDLER; }
+
+}  // namespace coldbrew::testing
