@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 #include <uv.h>
 
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -281,6 +282,9 @@ int run_invoke(const load_flags& lf, const std::string& function, const std::str
 
 int main(int argc, char** argv) {
     if (argc == 2 && std::string_view(argv[1]) == "__reaper") return supervisor::run_reaper_main();
+    // A client that hangs up mid-response must cost one connection, not the emulator
+    // (libuv reports EPIPE; children get default dispositions back in uv_spawn).
+    std::signal(SIGPIPE, SIG_IGN);
 
     CLI::App cli{"coldbrew: run a SAM or serverless.yml app locally, with the cloud's behaviour"};
     cli.require_subcommand(1);

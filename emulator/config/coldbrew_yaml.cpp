@@ -1,0 +1,230 @@
+// coldbrew.yaml: coldbrew's own options. Unlike templates, every key here is ours, so an
+// unknown key is an error (a typo in `time_scale` must not silently run at full speed).
+//
+// The schema is a set of tables: each section lists its keys and a parse function per key.
+// A new section (faults, dependencies, profiles) is one more table and one more row in
+// `top_level`; unknown-key errors and "did you mean" come for free.
+
+#include "emulator/config/loaders.hpp"
+#include "emulator/config/rules.hpp"
+
+#include <algorithm>
+
+namespace coldbrew::config::detail {
+
+namespace {
+
+template <class Target> struct field {
+    std::string_view key;
+    void (*parse)(const ynode& value, Target& out);
+};
+
+// Parses every member of `map` with the row of `fields` named by its key. A null section
+// (`functions:` with everything commented out) is an empty one.
+template <class Target>
+void parse_section(const ynode& map, std::span<const field<Target>> fields, Target& out) {
+    if (map.is_null()) return;
+    expect_map(map, map.path.empty() ? "coldbrew.yaml" : map.path);
+    std::vector<std::string_view> keys;
+    for (const auto& f : fields)
+        keys.push_back(f.key);
+    for (const auto& m : map.members) {
+        auto it = std::find_if(fields.begin(), fields.end(),
+                               [&](const field<Target>& f) { return f.key == m.key; });
+        if (it == fields.end()) {
+            std::string allowed;
+            for (auto k : keys)
+                allowed += (allowed.empty() ? "" : ", ") + std::string(k);
+            fail_key(m, join_path(map.path, m.key),
+                     "unknown key '" + m.key + "'" + did_you_mean(m.key, keys) +
+                         "; allowed here: " + allowed);
+        }
+        it->parse(m.value, out);
+    }
+}
+
+// "us-east-1", "us-gov-west-1", "ap-southeast-2": two letters, word parts, a number.
+bool looks_like_region(const std::string& r) {
+    const auto last_dash = r.rfind('-');
+    if (r.size() < 6 || last_dash == std::string::npos || last_dash + 1 == r.size()) return false;
+    const auto digits = r.substr(last_dash + 1);
+    if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return false;
+    const std::string words = r.substr(0, last_dash);
+    if (words.size() < 4 || words[2] != '-') return false;
+    bool prev_dash = false;
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        const char c = words[i];
+        if (c == '-') {
+            if (prev_dash || i + 1 == words.size()) return false;
+            prev_dash = true;
+        } else if (c >= 'a' && c <= 'z') {
+            prev_dash = false;
+        } else {
+            return false;
+        }
+    }
+    return words[0] != '-' && words[1] != '-';
+}
+
+int read_port(const ynode& v) {
+    return static_cast<int>(expect_int(v, 0, 65535, "port"));
+}
+int read_max_environments(const ynode& v) {
+    return static_cast<int>(expect_int(v, 1, 10000, "max_environments"));
+}
+
+// ---- ports: ----------------------------------------------------------------------------
+
+constexpr field<coldbrew_file> port_fields[] = {
+    {"gateway", [](const ynode& v, coldbrew_file& out) { out.values.gateway_port = read_port(v); }},
+    {"invoke", [](const ynode& v, coldbrew_file& out) { out.values.invoke_port = read_port(v); }},
+    {"admin", [](const ynode& v, coldbrew_file& out) { out.values.admin_port = read_port(v); }},
+};
+
+void parse_ports(const ynode& v, coldbrew_file& out) {
+    parse_section<coldbrew_file>(v, port_fields, out);
+    // Two listeners cannot share a port; 0 means "pick a free one" and never collides.
+    std::map<std::string, std::string> seen;
+    for (const auto& m : v.members) {
+        if (m.value.text == "0") continue;
+        const auto [it, fresh] = seen.emplace(m.value.text, m.key);
+        if (!fresh) {
+            fail(m.value, "port " + m.value.text + " is already used by ports." + it->second);
+        }
+    }
+}
+
+// ---- functions.<name>: -----------------------------------------------------------------
+
+constexpr field<function_override> function_fields[] = {
+    {"memory_mb", [](const ynode& v,
+                     function_override& out) { out.memory_mb = read_memory_mb(v, "memory_mb"); }},
+    {"timeout_s", [](const ynode& v,
+                     function_override& out) { out.timeout_s = read_timeout_s(v, "timeout_s"); }},
+    {"max_environments",
+     [](const ynode& v, function_override& out) {
+         out.max_environments = read_max_environments(v);
+     }},
+    {"environment",
+     [](const ynode& v, function_override& out) {
+         if (v.is_null()) return;
+         for (const auto& m : expect_map(v, "environment").members) {
+             if (m.key.empty() || m.key.find('=') != std::string::npos) {
+                 fail_key(m, join_path(v.path, m.key),
+                          "'" + m.key + "' cannot be an environment variable name");
+             }
+             out.environment[m.key] =
+                 m.value.is_null() ? "" : expect_string(m.value, "environment value");
+         }
+     }},
+};
+
+void parse_functions(const ynode& v, coldbrew_file& out) {
+    if (v.is_null()) return;
+    for (const auto& m : expect_map(v, "functions").members) {
+        function_override o;
+        o.name = m.key;
+        o.where = m.key_where;
+        o.path = join_path(v.path, m.key);
+        parse_section<function_override>(m.value, function_fields, o);
+        out.functions.push_back(std::move(o));
+    }
+}
+
+// ---- gateway: --------------------------------------------------------------------------
+
+constexpr field<coldbrew_file> gateway_fields[] = {
+    {"integration_timeout_ms",
+     [](const ynode& v, coldbrew_file& out) {
+         // Up to Lambda's own 900 s: a local run may lift API Gateway's 29/30 s cap on purpose.
+         out.integration_timeout_ms =
+             expect_int(v, min_integration_timeout_ms, 900'000, "integration_timeout_ms");
+         out.integration_timeout_where = v.where;
+     }},
+};
+
+// ---- top level -------------------------------------------------------------------------
+
+constexpr field<coldbrew_file> top_level[] = {
+    {"host",
+     [](const ynode& v, coldbrew_file& out) {
+         out.values.host = expect_string(v, "host");
+         if (out.values.host.empty()) fail(v, "host must not be empty");
+     }},
+    {"ports", parse_ports},
+    {"seed",
+     [](const ynode& v, coldbrew_file& out) {
+         if (!v.is_null()) out.values.seed = expect_uint64(v, "seed");
+     }},
+    {"time_scale",
+     [](const ynode& v, coldbrew_file& out) {
+         const double x = expect_double(v, "time_scale");
+         if (!(x > 0.0 && x <= 1000.0))
+             fail(v, "time_scale must be greater than 0 and at most 1000, got " + v.text);
+         out.values.time_scale = x;
+     }},
+    {"region",
+     [](const ynode& v, coldbrew_file& out) {
+         const std::string& r = expect_string(v, "region");
+         if (!looks_like_region(r)) fail(v, "region must look like us-east-1, got '" + r + "'");
+         out.values.region = r;
+         out.region_set = true;
+     }},
+    {"account_id",
+     [](const ynode& v, coldbrew_file& out) {
+         const std::string& id = expect_string(v, "account_id");
+         if (id.size() != 12 ||
+             !std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+             fail(v,
+                  "account_id must be 12 digits, got '" + id + "' (quote it if it starts with 0)");
+         }
+         out.values.account_id = id;
+         out.account_id_set = true;
+     }},
+    {"max_environments",
+     [](const ynode& v, coldbrew_file& out) {
+         out.values.default_max_environments = read_max_environments(v);
+     }},
+    {"functions", parse_functions},
+    {"gateway", [](const ynode& v,
+                   coldbrew_file& out) { parse_section<coldbrew_file>(v, gateway_fields, out); }},
+};
+
+} // namespace
+
+coldbrew_file parse_coldbrew_file(const ynode& root) {
+    coldbrew_file out;
+    parse_section<coldbrew_file>(root, top_level, out);
+    return out;
+}
+
+void apply_coldbrew_file(const coldbrew_file& file, stack& out) {
+    for (auto& fn : out.functions)
+        fn.max_environments = file.values.default_max_environments;
+    for (const auto& o : file.functions) {
+        auto fn = std::find_if(out.functions.begin(), out.functions.end(),
+                               [&](const function& f) { return f.name == o.name; });
+        if (fn == out.functions.end()) {
+            std::vector<std::string> names;
+            for (const auto& f : out.functions)
+                names.push_back(f.name);
+            const auto best = closest_match(o.name, names);
+            throw config_error(o.where, o.path,
+                               "no function named '" + o.name + "' in " +
+                                   out.template_file.filename().string() +
+                                   (best ? " (did you mean '" + *best + "'?)" : std::string()));
+        }
+        if (o.memory_mb) fn->memory_mb = *o.memory_mb;
+        if (o.timeout_s) fn->timeout_s = *o.timeout_s;
+        if (o.max_environments) fn->max_environments = *o.max_environments;
+        for (const auto& [k, v] : o.environment)
+            fn->environment[k] = v;
+    }
+    if (file.integration_timeout_ms) {
+        for (auto& r : out.routes)
+            r.integration_timeout_ms = *file.integration_timeout_ms;
+    }
+}
+
+} // namespace coldbrew::config::detail
