@@ -130,6 +130,12 @@ std::size_t app::in_flight() const {
     return n;
 }
 
+std::vector<std::pair<std::string, functions::pool_stats>> app::stats() const {
+    std::vector<std::pair<std::string, functions::pool_stats>> out;
+    for (const auto& [name, p] : pools_) out.emplace_back(name, p->stats());
+    return out;
+}
+
 void app::on_gateway_request(http::request req, http::responder respond) {
     auto& gw = *gateway_;
     auto p = std::make_shared<pending_request>();

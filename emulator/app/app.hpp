@@ -49,6 +49,9 @@ public:
 
     std::size_t in_flight() const;
 
+    // Counters per function, in template order of names.
+    std::vector<std::pair<std::string, functions::pool_stats>> stats() const;
+
     struct gateway_state;
 
 private:

@@ -153,13 +153,12 @@ struct loop_owner {
     }
 };
 
-int run_up(const load_flags& lf, int port, const std::string& host, std::optional<std::uint64_t> seed_flag,
-           std::optional<double> time_scale) {
+int run_up(const load_flags& lf, int port, const std::string& host,
+           std::optional<std::uint64_t> seed_flag) {
     config::stack stack = load(lf);
     if (port >= 0) stack.settings.gateway_port = port;
     if (!host.empty()) stack.settings.host = host;
     if (seed_flag) stack.settings.seed = seed_flag;
-    if (time_scale) stack.settings.time_scale = *time_scale;
     std::uint64_t seed = stack.settings.seed.value_or(draw_seed());
 
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -214,6 +213,14 @@ int run_up(const load_flags& lf, int port, const std::string& host, std::optiona
     uv_signal_start(&sc.sigterm, on_signal, SIGTERM);
 
     uv_run(&lo.loop, UV_RUN_DEFAULT);
+    for (const auto& [name, st] : application->stats())
+        std::printf("coldbrew: %s: %llu invocations, %llu cold starts, %llu function errors "
+                    "(%llu timeouts), %llu throttles\n",
+                    name.c_str(), static_cast<unsigned long long>(st.invocations),
+                    static_cast<unsigned long long>(st.cold_starts),
+                    static_cast<unsigned long long>(st.function_errors),
+                    static_cast<unsigned long long>(st.timeouts),
+                    static_cast<unsigned long long>(st.throttles));
     application.reset();
     uv_run(&lo.loop, UV_RUN_DEFAULT);
     return 0;
@@ -304,7 +311,6 @@ int main(int argc, char** argv) {
     int port = -1;
     std::string host;
     std::optional<std::uint64_t> seed;
-    std::optional<double> time_scale;
     auto* up = cli.add_subcommand("up", "Serve the app's API routes from real handler processes");
     add_load_flags(up);
     up->add_option("path", lf.path, "Template or directory (same as --template)");
@@ -312,8 +318,6 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(0, 65535));
     up->add_option("--host", host, "Address to listen on (default 127.0.0.1)");
     up->add_option("--seed", seed, "Seed for every random draw (default: drawn and printed)");
-    up->add_option("--time-scale", time_scale, "Multiplier for injected delays (e.g. 0.01)")
-        ->check(CLI::PositiveNumber);
 
     std::string function, event_file, event_json;
     auto* inv = cli.add_subcommand("invoke", "Invoke one function once; the result goes to stdout");
@@ -353,7 +357,7 @@ int main(int argc, char** argv) {
                       << " routes\n";
             return 0;
         }
-        if (cli.got_subcommand("up")) return run_up(lf, port, host, seed, time_scale);
+        if (cli.got_subcommand("up")) return run_up(lf, port, host, seed);
         if (cli.got_subcommand("invoke")) return run_invoke(lf, function, event_file, event_json, seed);
     } catch (const config::config_error& e) {
         std::fprintf(stderr, "coldbrew: config error: %s\n", e.what());

@@ -37,8 +37,21 @@ double execution_environment::ms_since(std::chrono::steady_clock::time_point t) 
     return std::chrono::duration<double, std::milli>(ctx_.clock->steady() - t).count();
 }
 
-void execution_environment::start_timer(std::chrono::milliseconds after, void (*cb)(uv_timer_t*)) {
-    uv_timer_start(timer_, cb, static_cast<std::uint64_t>(after.count()), 0);
+void execution_environment::start_timer(std::chrono::milliseconds after) {
+    // The one deadline an environment has: init + invoke, or invoke. When it passes, the
+    // invocation ends as Sandbox.Timedout and the environment is reset [spec §1.7].
+    uv_timer_start(
+        timer_,
+        [](uv_timer_t* t) {
+            auto* self = static_cast<execution_environment*>(t->data);
+            if (!self) return;
+            self->fail_and_reset(
+                "Sandbox.Timedout",
+                rt::platform_error_body("Sandbox.Timedout", self->current_id_,
+                                        telemetry::timed_out_message(self->fn_.timeout_s)),
+                "timeout");
+        },
+        static_cast<std::uint64_t>(after.count()), 0);
 }
 
 void execution_environment::stop_timer() { uv_timer_stop(timer_); }
@@ -104,15 +117,7 @@ void execution_environment::assign(invocation inv, std::string request_id) {
     if (phase_ == rt::phase::waiting) {
         deliver();
     } else if (phase_ == rt::phase::initializing) {
-        start_timer(init_limit + std::chrono::seconds(fn_.timeout_s), [](uv_timer_t* t) {
-            auto* self = static_cast<execution_environment*>(t->data);
-            if (!self) return;
-            self->fail_and_reset(
-                "Sandbox.Timedout",
-                rt::platform_error_body("Sandbox.Timedout", self->current_id_,
-                                        telemetry::timed_out_message(self->fn_.timeout_s)),
-                "timeout");
-        });
+        start_timer(init_limit + std::chrono::seconds(fn_.timeout_s));
     }
 }
 
@@ -133,15 +138,7 @@ void execution_environment::deliver() {
     h.trace_id = current_->trace_id;
     h.client_context = current_->client_context;
     std::string event = current_->payload;
-    start_timer(std::chrono::seconds(fn_.timeout_s), [](uv_timer_t* t) {
-        auto* self = static_cast<execution_environment*>(t->data);
-        if (!self) return;
-        self->fail_and_reset(
-            "Sandbox.Timedout",
-            rt::platform_error_body("Sandbox.Timedout", self->current_id_,
-                                    telemetry::timed_out_message(self->fn_.timeout_s)),
-            "timeout");
-    });
+    start_timer(std::chrono::seconds(fn_.timeout_s));
     respond(rt::next_response(h, std::move(event)));
 }
 
@@ -168,12 +165,10 @@ void execution_environment::on_runtime_call(http::request req, http::responder r
         if (phase_ == rt::phase::initializing) init_duration_ms_ = ms_since(spawned_at_);
         phase_ = rt::phase::waiting;
         held_next_ = std::move(respond);
-        if (current_) {
+        if (current_)
             deliver();
-        } else {
+        else
             stop_timer();
-            pool_.on_idle(*this);
-        }
         return;
     }
     if (auto* r = std::get_if<rt::response_call>(&c)) {

@@ -47,7 +47,7 @@ private:
     void finish(outcome kind, std::string payload, std::string error_type, std::string status);
     void fail_and_reset(std::string error_type, std::string body, std::string status);
     void on_process_exit(const supervisor::exit_status& st);
-    void start_timer(std::chrono::milliseconds after, void (*cb)(uv_timer_t*));
+    void start_timer(std::chrono::milliseconds after);
     void stop_timer();
     double ms_since(std::chrono::steady_clock::time_point t) const;
 

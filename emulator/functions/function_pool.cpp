@@ -207,8 +207,6 @@ void function_pool::place(invocation inv, std::string request_id) {
     environments_.push_back(std::move(env));
 }
 
-void function_pool::on_idle(execution_environment&) {}
-
 void function_pool::on_done(const invocation_result& r) {
     if (in_flight_ > 0) --in_flight_;
     if (r.kind == outcome::function_error) {

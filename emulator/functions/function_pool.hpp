@@ -102,13 +102,9 @@ public:
     const config::function& function() const noexcept { return fn_; }
     pool_stats stats() const;
 
-    // Internal: an environment reports back.
-    struct placement;
-
 private:
     friend class execution_environment;
     void place(invocation inv, std::string request_id);
-    void on_idle(execution_environment& env);
     void on_exit(execution_environment& env, std::optional<invocation> undelivered,
                  std::string request_id);
     void on_done(const invocation_result& r);
