@@ -87,7 +87,9 @@ struct write_op {
 
 struct connection : std::enable_shared_from_this<connection> {
     uv_tcp_t tcp{};
-    server::impl* owner;
+    // Shared, not raw: libuv may run the listener's close callback (which lets the server's
+    // state go) before the connections' close callbacks, which still need it.
+    std::shared_ptr<server::impl> owner;
     std::shared_ptr<connection> self;  // held while the uv handle is open
     std::string inbuf;
     std::optional<bhttp::request_parser<bhttp::string_body>> parser;
@@ -98,7 +100,7 @@ struct connection : std::enable_shared_from_this<connection> {
     bool sent_continue = false;
     char readbuf[64 * 1024];
 
-    explicit connection(server::impl* o) : owner(o) {}
+    explicit connection(std::shared_ptr<server::impl> o) : owner(std::move(o)) {}
 
     void start() {
         tcp.data = this;
@@ -137,7 +139,7 @@ struct connection : std::enable_shared_from_this<connection> {
         uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp));
         uv_close(reinterpret_cast<uv_handle_t*>(&tcp), [](uv_handle_t* h) {
             auto* c = static_cast<connection*>(h->data);
-            if (c->owner) c->owner->forget(c);
+            if (auto owner = std::move(c->owner)) owner->forget(c);
             c->self.reset();  // may free *c
         });
     }
@@ -241,12 +243,12 @@ struct connection : std::enable_shared_from_this<connection> {
 }  // namespace
 
 void server::impl::accept() {
-    auto c = std::make_shared<connection>(this);
+    auto c = std::make_shared<connection>(shared_from_this());
     uv_tcp_init(loop, &c->tcp);
     c->tcp.data = c.get();
     c->self = c;
     if (uv_accept(reinterpret_cast<uv_stream_t*>(&listener), reinterpret_cast<uv_stream_t*>(&c->tcp)) != 0) {
-        c->owner = nullptr;
+        c->owner.reset();
         c->close();
         return;
     }
