@@ -242,7 +242,7 @@ void app::shutdown(std::uint64_t drain_ms, std::function<void()> done) {
     }
     shutting_down_ = true;
     on_shutdown_done_ = std::move(done);
-    if (gateway_server_) gateway_server_->close();
+    if (gateway_server_) gateway_server_->stop_accepting();
     drain_deadline_ms_ = drain_ms;
     // Poll every 10 ms until nothing is in flight or the drain period is over.
     uv_timer_start(

@@ -36,6 +36,7 @@ struct server::impl : std::enable_shared_from_this<server::impl> {
 
     void accept();
     void forget(connection* c);
+    void close_listener();
 };
 
 namespace {
@@ -96,6 +97,7 @@ struct connection : std::enable_shared_from_this<connection> {
     std::string remote_ip = "127.0.0.1";
     bool busy = false;       // a request is with the handler, awaiting its response
     bool draining = false;   // answered a bad request; discard input until EOF
+    bool last_request = false;  // the server is stopping: close after the current response
     bool closing = false;
     bool sent_continue = false;
     char readbuf[64 * 1024];
@@ -213,9 +215,10 @@ struct connection : std::enable_shared_from_this<connection> {
         owner->on_request(std::move(req), responder([weak, keep_alive, head](response res) {
                               auto c = weak.lock();
                               if (!c || c->closing) return;
-                              c->write(serialize(res, keep_alive, head), !keep_alive);
+                              bool keep = keep_alive && !c->last_request;
+                              c->write(serialize(res, keep, head), !keep);
                               c->busy = false;
-                              if (keep_alive) c->process();
+                              if (keep) c->process();
                           }));
     }
 
@@ -298,17 +301,29 @@ int server::port() const noexcept { return impl_->port; }
 
 std::size_t server::open_connections() const noexcept { return impl_->connections.size(); }
 
-void server::close() {
-    auto& s = *impl_;
-    if (s.closed) return;
-    s.closed = true;
-    auto conns = s.connections;  // close() on each mutates the list via forget()
-    for (auto& c : conns) c->close();
-    if (s.listening) {
-        uv_close(reinterpret_cast<uv_handle_t*>(&s.listener), [](uv_handle_t* h) {
-            static_cast<impl*>(h->data)->self_while_open.reset();
-        });
+void server::impl::close_listener() {
+    closed = true;
+    if (!listening) return;
+    listening = false;
+    uv_close(reinterpret_cast<uv_handle_t*>(&listener),
+             [](uv_handle_t* h) { static_cast<impl*>(h->data)->self_while_open.reset(); });
+}
+
+void server::stop_accepting() {
+    auto conns = impl_->connections;  // close() on each mutates the list via forget()
+    for (auto& c : conns) {
+        if (c->busy)
+            c->last_request = true;
+        else
+            c->close();
     }
+    impl_->close_listener();
+}
+
+void server::close() {
+    auto conns = impl_->connections;
+    for (auto& c : conns) c->close();
+    impl_->close_listener();
 }
 
 }  // namespace coldbrew::http

@@ -66,6 +66,10 @@ public:
     // Stops accepting and closes every open connection; pending responders become no-ops.
     void close();
 
+    // Graceful: stops accepting and closes idle connections; a connection whose request is
+    // still with the handler closes once its response is written.
+    void stop_accepting();
+
     std::size_t open_connections() const noexcept;
 
     struct impl;

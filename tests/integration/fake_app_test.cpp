@@ -304,3 +304,30 @@ TEST_CASE("config errors stop the start with file, line and key, exit status 2",
     CHECK(err.find("coldbrew.yaml:3:") != std::string::npos);
     CHECK(err.find("bogus_key") != std::string::npos);
 }
+
+TEST_CASE("coldbrew invoke: a timeout is Sandbox.Timedout with Lambda's message", "[integration]") {
+    fake_app app;
+    coldbrew_process inv({"invoke", "Fake", "-t", app.dir.path().string(), "--event-json",
+                          R"({"sleep_ms":4000})"});
+    auto code = inv.wait_exit();
+    REQUIRE(code);
+    auto body = json::parse(inv.stdout_text());
+    CHECK(body["errorType"] == "Sandbox.Timedout");
+    auto message = body["errorMessage"].get<std::string>();
+    CHECK(message.rfind("RequestId: ", 0) == 0);
+    CHECK(message.find(" Error: Task timed out after 2.00 seconds") != std::string::npos);
+}
+
+TEST_CASE("SIGTERM drains an in-flight invocation before exiting", "[integration]") {
+    fake_app app;
+    running cb(app);
+    http_reply slow;
+    std::thread t([&] { slow = cb.post("/fake", {{"sleep_ms", 500}}); });
+    REQUIRE(cb.proc.wait_for_line([](const std::string& l) { return l.find("START RequestId") != std::string::npos; }));
+    cb.proc.signal(SIGTERM);
+    t.join();
+    CHECK(slow.status == 200);
+    auto code = cb.proc.wait_exit();
+    REQUIRE(code);
+    CHECK(*code == 0);
+}
