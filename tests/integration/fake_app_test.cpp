@@ -155,10 +155,11 @@ TEST_CASE("concurrency: overlapping requests get separate execution environments
     fake_app app;
     running cb(app);
     http_reply r1, r2;
-    std::thread t1([&] { r1 = cb.post("/fake", {{"sleep_ms", 600}}); });
-    std::thread t2([&] { r2 = cb.post("/fake", {{"sleep_ms", 600}}); });
+    std::thread t1([&] { r1 = cb.post("/fake", {{"sleep_ms", 1500}}); });
+    // The second request starts only once the first is inside its environment.
+    REQUIRE(cb.proc.wait_for_line([](const std::string& l) { return l.find("START RequestId") != std::string::npos; }));
+    r2 = cb.post("/fake", json::object());
     t1.join();
-    t2.join();
     REQUIRE(r1.status == 200);
     REQUIRE(r2.status == 200);
     CHECK(json::parse(r1.body)["pid"] != json::parse(r2.body)["pid"]);
