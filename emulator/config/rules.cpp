@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <optional>
+#include <utility>
 
 namespace coldbrew::config::detail {
 
@@ -107,16 +109,107 @@ void check_route_path(const ynode& at, const std::string& path, api_kind kind) {
     }
 }
 
-void add_route(std::vector<route>& routes, route r, const ynode& at) {
+namespace {
+
+std::string position(const source_location& where) {
+    return where.file + ":" + std::to_string(where.line) + ":" + std::to_string(where.column);
+}
+
+std::vector<std::string_view> segments(std::string_view path) {
+    std::vector<std::string_view> out;
+    while (!path.empty()) {
+        const auto slash = path.find('/');
+        if (slash != 0) out.push_back(path.substr(0, slash));
+        if (slash == std::string_view::npos) break;
+        path.remove_prefix(slash + 1);
+    }
+    return out;
+}
+
+bool is_variable(std::string_view segment) {
+    return segment.size() >= 2 && segment.front() == '{' && segment.back() == '}';
+}
+
+bool is_greedy(std::string_view segment) {
+    return segment.ends_with("+}");
+}
+
+// The two sibling variables at the first segment where `a` and `b` part, when both are
+// variables API Gateway cannot keep side by side; nullopt when they can coexist.
+std::optional<std::pair<std::string, std::string>>
+sibling_variables(const std::string& a, const std::string& b, api_kind kind) {
+    if (a == "$default" || b == "$default") return std::nullopt;
+    const auto sa = segments(a);
+    const auto sb = segments(b);
+    for (std::size_t i = 0; i < sa.size() && i < sb.size(); ++i) {
+        if (sa[i] == sb[i]) continue;
+        if (!is_variable(sa[i]) || !is_variable(sb[i])) return std::nullopt;
+        if (kind == api_kind::http && is_greedy(sa[i]) != is_greedy(sb[i])) return std::nullopt;
+        return std::pair{std::string(sa[i]), std::string(sb[i])};
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+void add_route(std::vector<route>& routes, route r, api_kind kind, const ynode& at) {
     for (const auto& other : routes) {
-        if (other.api_id == r.api_id && other.method == r.method && other.path == r.path) {
-            std::string first = other.where.file + ":" + std::to_string(other.where.line) + ":" +
-                                std::to_string(other.where.column);
+        if (other.api_id != r.api_id) continue;
+        if (other.method == r.method && other.path == r.path) {
             fail(at, "route " + r.method + " " + r.path + " on " + r.api_id +
-                         " is already served by " + other.function + " (" + first + ")");
+                         " is already served by " + other.function + " (" + position(other.where) +
+                         ")");
+        }
+        if (auto clash = sibling_variables(other.path, r.path, kind)) {
+            const auto& [theirs, mine] = *clash;
+            fail(at, "route " + r.method + " " + r.path + " on " + r.api_id + ": " + mine +
+                         " and " + theirs + " (route " + other.method + " " + other.path + " of " +
+                         other.function + ", " + position(other.where) +
+                         ") are sibling variable path parts; API Gateway allows only one per "
+                         "parent and rejects this at deploy" +
+                         (kind == api_kind::rest ? " (\"A sibling (" + theirs +
+                                                       ") of this resource already has a "
+                                                       "variable path part -- only one is "
+                                                       "allowed\")"
+                                                 : std::string()) +
+                         "; use one name in both routes");
         }
     }
     routes.push_back(std::move(r));
+}
+
+void fail_missing(const ynode& map, std::string_view required,
+                  std::span<const std::string_view> known, const ynode& at,
+                  const std::string& message) {
+    if (map.is_map()) {
+        const std::array<std::string_view, 1> wanted = {required};
+        for (const auto& m : map.members) {
+            if (std::find(known.begin(), known.end(), m.key) != known.end()) continue;
+            if (closest_match(m.key, wanted)) {
+                fail_key(m, m.value.path.empty() ? join_path(map.path, m.key) : m.value.path,
+                         message + " (found \"" + m.key + "\": did you mean " +
+                             std::string(required) + "?)");
+            }
+        }
+    }
+    fail(at, message);
+}
+
+std::string value_hint(std::string_view word, std::span<const std::string_view> candidates) {
+    auto best = closest_match(word, candidates);
+    return best ? " (did you mean " + *best + "?)" : "";
+}
+
+void warn_cors_not_emulated(const ymember& key, const std::string& path,
+                            std::vector<std::string>& warnings) {
+    warnings.push_back(warning_key_text(
+        key, path, "Cors is not emulated yet: preflight OPTIONS requests are not answered"));
+}
+
+void warn_auth_not_emulated(const ymember& key, const std::string& path,
+                            std::vector<std::string>& warnings) {
+    warnings.push_back(warning_key_text(
+        key, path, "Auth is not emulated yet: requests reach the function unauthenticated"));
 }
 
 void read_environment(const ynode& vars, std::map<std::string, std::string>& out,

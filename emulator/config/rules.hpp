@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,9 +42,36 @@ std::string read_method(const ynode& n);
 // `{proxy+}` segment, if any, is the last one (API Gateway rejects it elsewhere [HTTP-ROUTES]).
 void check_route_path(const ynode& at, const std::string& path, api_kind kind);
 
-// Appends `r` unless the same API already has a route with this method and path, which
-// API Gateway rejects: then a config_error at `at` naming both definitions.
-void add_route(std::vector<route>& routes, route r, const ynode& at);
+// Appends `r` (a route of an API of `kind`) unless API Gateway would reject it at deploy
+// next to a route already in `routes` for the same API; then a config_error at `at` naming
+// both definitions (file:line:col of the earlier one):
+// - the same method and path;
+// - sibling path variables: the same parent path and a different variable at the next
+//   segment, e.g. /a/{id} and /a/{name}, whatever the methods. REST: "A sibling ({id}) of this
+//   resource already has a variable path part -- only one is allowed", greedy ones included
+//   ({id} and {proxy+}; serverless-nextjs/serverless-next.js#206). HTTP APIs reject renamed
+//   variables the same way (ConflictException, unverified wording); a {name} beside a
+//   {proxy+} is accepted there (unverified), so only same-kind pairs are errors for them.
+void add_route(std::vector<route>& routes, route r, api_kind kind, const ynode& at);
+
+// Throws `message` for a missing required key of `map`. When `map` has a key it does not
+// know (not in `known`) that looks like a misspelling of `required` (same edit-distance rule
+// as "did you mean" elsewhere, case-insensitive), the error points at that key and says
+// `<message> (found "Runtim": did you mean Runtime?)`; otherwise it is at `at`.
+[[noreturn]] void fail_missing(const ynode& map, std::string_view required,
+                               std::span<const std::string_view> known, const ynode& at,
+                               const std::string& message);
+
+// " (did you mean Api?)" when `word` looks like a misspelling of one of `candidates`, else "".
+// For values (an event type), where a quoted suggestion would read like a key.
+std::string value_hint(std::string_view word, std::span<const std::string_view> candidates);
+
+// Warnings, one per occurrence, for API features a template declares and coldbrew does not
+// emulate yet, in the same words for both template formats.
+void warn_cors_not_emulated(const ymember& key, const std::string& path,
+                            std::vector<std::string>& warnings);
+void warn_auth_not_emulated(const ymember& key, const std::string& path,
+                            std::vector<std::string>& warnings);
 
 // Copies environment variables from an already-resolved map into `out`. Values that are not
 // scalars (unresolvable intrinsics, nested maps) become "" with a warning, and null becomes "",

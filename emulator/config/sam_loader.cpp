@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 
 namespace coldbrew::config::detail {
 
@@ -159,12 +160,61 @@ constexpr std::array<std::string_view, 7> http_event_properties = {
 
 constexpr std::array<std::string_view, 2> event_keys = {"Type", "Properties"};
 
+// [SAM-FN] Events: every event source type SAM knows; an unknown one may be a typo of ours.
+constexpr std::array<std::string_view, 19> sam_event_types = {"Api",
+                                                              "HttpApi",
+                                                              "S3",
+                                                              "SNS",
+                                                              "SQS",
+                                                              "Kinesis",
+                                                              "DynamoDB",
+                                                              "MSK",
+                                                              "MQ",
+                                                              "SelfManagedKafka",
+                                                              "DocumentDB",
+                                                              "Schedule",
+                                                              "ScheduleV2",
+                                                              "CloudWatchEvent",
+                                                              "EventBridgeRule",
+                                                              "CloudWatchLogs",
+                                                              "IoTRule",
+                                                              "AlexaSkill",
+                                                              "Cognito"};
+constexpr std::array<std::string_view, 2> emulated_event_types = {"Api", "HttpApi"};
+
 bool is_layer_type(const std::string& type) {
     return type == "AWS::Serverless::LayerVersion" || type == "AWS::Lambda::LayerVersion";
 }
 
 bool is_plain_map(const ynode& n) {
     return n.is_map() && intrinsic_name(n).empty();
+}
+
+// An Auth block that only opts out (`Authorizer: NONE`, `ApiKeyRequired: false`) asks for
+// nothing coldbrew skips; anything else does.
+bool asks_for_auth(const ynode& auth) {
+    if (auth.is_null()) return false;
+    if (!is_plain_map(auth)) return true;
+    return std::any_of(auth.members.begin(), auth.members.end(), [](const ymember& m) {
+        const std::string& v = m.value.is_scalar() ? m.value.text : std::string();
+        const bool opt_out =
+            ((m.key == "Authorizer" || m.key == "DefaultAuthorizer") && v == "NONE") ||
+            (m.key == "ApiKeyRequired" && (v == "false" || v == "False"));
+        return !opt_out;
+    });
+}
+
+// Warns about each Cors / CorsConfiguration / Auth key of `map` (a resource's own properties,
+// a Globals section or an event's properties): declared, not emulated.
+void warn_not_emulated(const ynode& map, std::vector<std::string>& warnings) {
+    if (!map.is_map()) return;
+    for (const auto& m : map.members) {
+        if ((m.key == "Cors" || m.key == "CorsConfiguration") && !m.value.is_null()) {
+            warn_cors_not_emulated(m, m.value.path, warnings);
+        } else if (m.key == "Auth" && asks_for_auth(m.value)) {
+            warn_auth_not_emulated(m, m.value.path, warnings);
+        }
+    }
 }
 
 // [GLOBALS] merge: maps deep-merged (resource wins per key), lists concatenated (Globals
@@ -227,6 +277,7 @@ class sam_loader {
     void read_globals();
     void read_function(const ymember& res, const ynode& props_raw);
     void read_api(const ymember& res, const ynode& props_raw, api_kind kind);
+    void read_stage_variables(const ynode& props, api& a);
     void read_events(const function& fn, const ynode& events);
     void read_layers(function& fn, const ynode& layers);
     std::optional<std::filesystem::path> layer_dir(const std::string& id, const ynode& at);
@@ -263,7 +314,10 @@ void sam_loader::run() {
         const ynode& r = res.value;
         expect_map(r, "a resource");
         const ynode* type_node = r.find("Type");
-        if (!type_node) fail_key(res, r.path, "resource " + res.key + " has no Type");
+        if (!type_node) {
+            fail_missing(r, "Type", resource_keys, ynode::make_map(res.key_where, r.path),
+                         "resource " + res.key + " has no Type");
+        }
         const std::string& type = expect_string(*type_node, "Type");
         const bool ours = type == "AWS::Serverless::Function" || type == "AWS::Serverless::Api" ||
                           type == "AWS::Serverless::HttpApi";
@@ -316,8 +370,10 @@ void sam_loader::run() {
                     }
                 }
             }
+            read_stage_variables(globals_api_, a);
         } else {
             a.stage = std::string(default_http_stage);
+            read_stage_variables(globals_http_api_, a);
         }
         out_.apis.push_back(std::move(a));
     }
@@ -397,6 +453,7 @@ void sam_loader::read_globals() {
         if (const ynode* g = globals->find(key); g && !g->is_null()) {
             into = expect_map(*g, "Globals." + std::string(key));
             warn_unknown_keys(into, known, out_.warnings);
+            if (key != "Function") warn_not_emulated(into, out_.warnings);
         }
     };
     take("Function", globals_function_, function_properties);
@@ -450,13 +507,15 @@ void sam_loader::read_function(const ymember& res, const ynode& props_raw) {
     const ynode props_at =
         ynode::make_map(res.value.where, join_path(res.value.path, "Properties"));
     auto runtime = value(props, "Runtime");
-    if (!runtime) fail(props_at, id + ": Runtime is required");
+    if (!runtime)
+        fail_missing(props, "Runtime", function_properties, props_at, id + ": Runtime is required");
     fn.runtime = read_runtime(*runtime, id);
 
     // SAM CLI requires Handler for Zip functions, provided* included
     // (`samcli/lib/providers/sam_function_provider.py`).
     auto handler = value(props, "Handler");
-    if (!handler) fail(props_at, id + ": Handler is required");
+    if (!handler)
+        fail_missing(props, "Handler", function_properties, props_at, id + ": Handler is required");
     fn.handler = expect_string(*handler, "Handler");
     if (fn.handler.empty()) fail(*handler, id + ": Handler must not be empty");
 
@@ -618,10 +677,15 @@ void sam_loader::read_api(const ymember& res, const ynode& props_raw, api_kind k
         a.stage = expect_string(*stage, "StageName");
         if (a.stage.empty()) fail(*stage, id + ": StageName must not be empty");
     }
+    warn_not_emulated(props_raw, out_.warnings);
+    read_stage_variables(props, a);
     if (kind == api_kind::rest) {
         const ynode props_at =
             ynode::make_map(res.value.where, join_path(res.value.path, "Properties"));
-        if (!stage) fail(props_at, id + ": StageName is required for AWS::Serverless::Api");
+        if (!stage) {
+            fail_missing(props, "StageName", api_properties, props_at,
+                         id + ": StageName is required for AWS::Serverless::Api");
+        }
         if (auto types = value(props, "BinaryMediaTypes")) {
             for (const auto& t : expect_sequence(*types, "BinaryMediaTypes").items) {
                 a.binary_media_types.push_back(decode_media_type(expect_string(t, "media type")));
@@ -638,6 +702,48 @@ void sam_loader::read_api(const ymember& res, const ynode& props_raw, api_kind k
         }
     }
     out_.apis.push_back(std::move(a));
+}
+
+// `Variables` (REST) or `StageVariables` (HTTP API), Globals merged in. Like environment
+// variables, a value that cannot be resolved locally becomes "" with a warning.
+void sam_loader::read_stage_variables(const ynode& props, api& a) {
+    const std::string_view key = a.kind == api_kind::rest ? "Variables" : "StageVariables";
+    const ynode* raw = props.find(key);
+    if (!raw) return;
+    const ynode vars = resolver_->resolve(*raw);
+    if (vars.type == ynode::kind::no_value || vars.is_null()) return;
+    if (vars.type == ynode::kind::unresolved) {
+        out_.warnings.push_back(warning_text(vars, vars.text + "; no stage variables"));
+        return;
+    }
+    expect_map(vars, key);
+    for (const auto& m : vars.members) {
+        const ynode& v = m.value;
+        const bool aws_name = !m.key.empty() && std::all_of(m.key.begin(), m.key.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+        });
+        if (!aws_name) {
+            out_.warnings.push_back(warning_key_text(
+                m, v.path, "AWS rejects stage variable names outside [A-Za-z0-9_]+"));
+        }
+        switch (v.type) {
+        case ynode::kind::scalar:
+            a.stage_variables[m.key] = v.text;
+            break;
+        case ynode::kind::null:
+            a.stage_variables[m.key] = "";
+            break;
+        case ynode::kind::no_value:
+            break;
+        case ynode::kind::unresolved:
+            a.stage_variables[m.key] = "";
+            out_.warnings.push_back(warning_text(v, v.text + "; set to \"\""));
+            break;
+        default:
+            fail(v, "stage variable " + m.key + " must be a string, got a " +
+                        (v.is_map() ? "mapping" : "list"));
+        }
+    }
 }
 
 std::string sam_loader::api_ref(const ynode& raw, const std::string& expected_type,
@@ -666,11 +772,17 @@ void sam_loader::read_events(const function& fn, const ynode& events) {
         const ynode& e = expect_map(ev.value, "an event");
         warn_unknown_keys(e, event_keys, out_.warnings);
         const ynode* type_node = e.find("Type");
-        if (!type_node) fail_key(ev, e.path, "event " + ev.key + " has no Type");
+        if (!type_node) {
+            fail_missing(e, "Type", event_keys, ynode::make_map(ev.key_where, e.path),
+                         "event " + ev.key + " has no Type");
+        }
         const std::string& type = expect_string(*type_node, "Type");
         if (type != "Api" && type != "HttpApi") {
-            out_.warnings.push_back(
-                warning_text(*type_node, "event type " + type + " is not emulated; event ignored"));
+            const bool known_type = std::find(sam_event_types.begin(), sam_event_types.end(),
+                                              type) != sam_event_types.end();
+            out_.warnings.push_back(warning_text(
+                *type_node, "event type " + type + " is not emulated; event ignored" +
+                                (known_type ? "" : value_hint(type, emulated_event_types))));
             continue;
         }
         const ynode empty = ynode::make_map(e.where, join_path(e.path, "Properties"));
@@ -683,6 +795,7 @@ void sam_loader::read_events(const function& fn, const ynode& events) {
                               ? std::span<const std::string_view>(api_event_properties)
                               : std::span<const std::string_view>(http_event_properties),
                           out_.warnings);
+        warn_not_emulated(props, out_.warnings);
 
         route r;
         r.function = fn.name;
@@ -690,8 +803,14 @@ void sam_loader::read_events(const function& fn, const ynode& events) {
         auto path = value(props, "Path");
         auto method = value(props, "Method");
         if (kind == api_kind::rest) {
-            if (!path) fail(props, fn.name + ": Api event " + ev.key + " needs a Path");
-            if (!method) fail(props, fn.name + ": Api event " + ev.key + " needs a Method");
+            if (!path) {
+                fail_missing(props, "Path", api_event_properties, props,
+                             fn.name + ": Api event " + ev.key + " needs a Path");
+            }
+            if (!method) {
+                fail_missing(props, "Method", api_event_properties, props,
+                             fn.name + ": Api event " + ev.key + " needs a Method");
+            }
             const ynode* api_raw = props.find("RestApiId");
             r.api_id = api_raw ? api_ref(*api_raw, "AWS::Serverless::Api", "RestApiId")
                                : std::string(implicit_rest_api);
@@ -735,7 +854,7 @@ void sam_loader::read_events(const function& fn, const ynode& events) {
                                      "a quota increase for it"));
             }
         }
-        add_route(out_.routes, std::move(r), ev.value);
+        add_route(out_.routes, std::move(r), kind, ev.value);
     }
 }
 

@@ -150,6 +150,31 @@ constexpr std::array<std::string_view, 13> http_event_keys = {
 constexpr std::array<std::string_view, 4> http_api_event_keys = {"method", "path", "authorizer",
                                                                  "name"};
 
+// Event types the Serverless Framework (v3) knows; an unknown one may be a typo of ours.
+constexpr std::array<std::string_view, 22> serverless_event_types = {"http",
+                                                                     "httpApi",
+                                                                     "websocket",
+                                                                     "s3",
+                                                                     "schedule",
+                                                                     "sns",
+                                                                     "sqs",
+                                                                     "stream",
+                                                                     "kafka",
+                                                                     "activemq",
+                                                                     "rabbitmq",
+                                                                     "msk",
+                                                                     "alexaSkill",
+                                                                     "alexaSmartHome",
+                                                                     "iot",
+                                                                     "iotFleetProvisioning",
+                                                                     "cloudwatchEvent",
+                                                                     "cloudwatchLog",
+                                                                     "cognitoUserPool",
+                                                                     "alb",
+                                                                     "eventBridge",
+                                                                     "cloudFront"};
+constexpr std::array<std::string_view, 2> emulated_event_types = {"http", "httpApi"};
+
 constexpr std::array<std::string_view, 3> vpc_keys = {"securityGroupIds", "subnetIds",
                                                       "ipv6AllowedForDualStack"};
 
@@ -233,6 +258,12 @@ bool is_literal_fallback(const std::string& s) {
         }
     }
     return digits;
+}
+
+// `cors: true` or a cors map asks for CORS handling; `cors: false` and an empty value do not.
+bool cors_enabled(const ynode& cors) {
+    if (cors.is_null()) return false;
+    return !(cors.is_scalar() && (cors.text == "false" || cors.text == "False"));
 }
 
 // serverless' getLambdaLayerLogicalId: "my-layer" → "MyDashlayerLambdaLayer".
@@ -599,6 +630,10 @@ void serverless_loader::run() {
     out_.settings.region = vars_.region();
 
     if (auto http = vars_.get(provider_, "httpApi")) {
+        if (const ymember* cors = expect_map(*http, "provider.httpApi").find_member("cors")) {
+            if (cors_enabled(cors->value))
+                warn_cors_not_emulated(*cors, cors->value.path, out_.warnings);
+        }
         if (auto payload = vars_.get(&expect_map(*http, "provider.httpApi"), "payload")) {
             http_payload_ = expect_string(*payload, "provider.httpApi.payload");
             if (http_payload_ != "1.0" && http_payload_ != "2.0") {
@@ -673,13 +708,16 @@ void serverless_loader::read_function(const ymember& entry) {
         fn.function_name = service_ + "-" + stage_ + "-" + key; // functionInfoUtils.js
     }
     auto runtime = field("runtime");
-    if (!runtime)
-        fail(at,
-             key + ": runtime is required (set provider.runtime or functions." + key + ".runtime)");
+    if (!runtime) {
+        fail_missing(def, "runtime", function_keys, at,
+                     key + ": runtime is required (set provider.runtime or functions." + key +
+                         ".runtime)");
+    }
     fn.runtime = read_runtime(*runtime, key);
 
     const ynode* handler = def.find("handler");
-    if (!handler || handler->is_null()) fail(at, key + ": handler is required");
+    if (!handler || handler->is_null())
+        fail_missing(def, "handler", function_keys, at, key + ": handler is required");
     fn.handler = expect_string(*handler, "handler");
     if (fn.handler.empty()) fail(*handler, key + ": handler must not be empty");
     // serverless packages the whole service directory.
@@ -779,9 +817,13 @@ void serverless_loader::read_events(const function& fn, const ynode& events) {
         const ymember& m = ev.members.front();
         const ynode& spec = m.value;
         if (m.key != "http" && m.key != "httpApi") {
+            const bool known_type =
+                std::find(serverless_event_types.begin(), serverless_event_types.end(), m.key) !=
+                serverless_event_types.end();
             out_.warnings.push_back(
                 warning_key_text(m, join_path(ev.path, m.key),
-                                 "event type " + m.key + " is not emulated; event ignored"));
+                                 "event type " + m.key + " is not emulated; event ignored" +
+                                     (known_type ? "" : value_hint(m.key, emulated_event_types))));
             continue;
         }
         const api_kind kind = m.key == "http" ? api_kind::rest : api_kind::http;
@@ -819,9 +861,20 @@ void serverless_loader::read_events(const function& fn, const ynode& events) {
                                   ? std::span<const std::string_view>(http_event_keys)
                                   : std::span<const std::string_view>(http_api_event_keys),
                               out_.warnings);
+            if (const ymember* cors = spec.find_member("cors"); cors && cors_enabled(cors->value))
+                warn_cors_not_emulated(*cors, cors->value.path, out_.warnings);
+            if (const ymember* auth = spec.find_member("authorizer");
+                auth && !auth->value.is_null())
+                warn_auth_not_emulated(*auth, auth->value.path, out_.warnings);
             const ynode* p = spec.find("path");
             const ynode* mt = spec.find("method");
-            if (!p) fail(spec, m.key + " event needs a path");
+            if (!p) {
+                fail_missing(spec, "path",
+                             kind == api_kind::rest
+                                 ? std::span<const std::string_view>(http_event_keys)
+                                 : std::span<const std::string_view>(http_api_event_keys),
+                             spec, m.key + " event needs a path");
+            }
             path_at = p;
             path = trim(expect_string(*p, "path"));
             if (mt) {
@@ -853,7 +906,7 @@ void serverless_loader::read_events(const function& fn, const ynode& events) {
         check_route_path(*path_at, path, kind);
         r.method = method;
         r.path = path;
-        add_route(out_.routes, std::move(r), spec);
+        add_route(out_.routes, std::move(r), kind, spec);
     }
 }
 

@@ -26,6 +26,10 @@ struct api {
     std::string stage;  // REST: "Prod" for SAM's implicit API, serverless: the stage ("dev");
                         // HTTP API: "$default" unless the template names one
     std::vector<std::string> binary_media_types;  // REST only, e.g. "image/png", "*/*"
+    // Stage variables, resolved: SAM `Variables` (AWS::Serverless::Api, Globals.Api) or
+    // `StageVariables` (AWS::Serverless::HttpApi, Globals.HttpApi). Events carry them as
+    // `stageVariables` (spec §4.1, §4.3). serverless.yml has none in v3 core.
+    std::map<std::string, std::string> stage_variables;
     source_location where;
 };
 
@@ -55,7 +59,12 @@ struct function {
     bool vpc = false;                              // VpcConfig / vpc with subnets present
     std::optional<int> reserved_concurrency;       // ReservedConcurrentExecutions
     std::optional<int> provisioned_concurrency;    // ProvisionedConcurrentExecutions
-    int max_environments = 10;  // coldbrew's cap on concurrent execution environments
+    // coldbrew's cap on this function's concurrent execution environments. AWS's default is
+    // the account's concurrency, 1000 per region shared by all functions [QUOTA] (spec §1.9);
+    // coldbrew's default is a local safety limit (each environment is a process), configurable
+    // with `max_environments` in coldbrew.yaml (global or per function).
+    // ReservedConcurrentExecutions lowers it further, as on AWS.
+    int max_environments = 100;
     source_location where;
 };
 
@@ -69,7 +78,7 @@ struct settings {
     double time_scale = 1.0;            // multiplies injected delays (0 < x)
     std::string region = "us-east-1";         // SAM CLI's local default
     std::string account_id = "123456789012";  // SAM CLI's local default
-    int default_max_environments = 10;
+    int default_max_environments = 100;  // function::max_environments unless overridden
 };
 
 struct stack {
@@ -110,7 +119,7 @@ struct load_options {
 // coldbrew.yaml (unknown keys are errors, with a "did you mean"):
 //   host: string            ports: {gateway, invoke, admin}: 0..65535, distinct unless 0
 //   seed: uint64            time_scale: 0 < x <= 1000       region: "us-east-1"-shaped
-//   account_id: 12 digits   max_environments: >= 1 (every function's default)
+//   account_id: 12 digits   max_environments: 1..10000 (every function's default; 100)
 //   functions: {<function::name>: {memory_mb, timeout_s, max_environments, environment}}
 //   gateway: {integration_timeout_ms: 50..900000}  (every route)
 // Template keys coldbrew does not know (and events, layers it does not emulate) are

@@ -5,14 +5,12 @@
 #include <charconv>
 #include <fstream>
 #include <sstream>
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 namespace coldbrew::config::detail {
 
 namespace {
-
-// Deep enough for any real template; stops a self-referencing alias from recursing forever.
-constexpr int max_depth = 256;
 
 source_location location_of(const YAML::Mark& mark, const std::string& file) {
     source_location where{file, 0, 0};
@@ -27,17 +25,88 @@ bool is_merge_key(const YAML::Node& key) {
     return key.IsScalar() && key.Scalar() == "<<" && key.Tag() == "?";
 }
 
-ynode convert(const YAML::Node& node, const std::string& file, std::string path,
-              const source_location* key_where, int depth);
+// The key path of a node deep inside an expansion runs to hundreds of "[0]"s; its start says
+// where the expansion is.
+[[noreturn]] void too_big(const source_location& where, const std::string& path,
+                          const std::string& message) {
+    constexpr std::size_t max_path = 120;
+    throw config_error(where, path.size() > max_path ? path.substr(0, max_path) + "..." : path,
+                       message);
+}
 
-void merge_into(ynode& out, const YAML::Node& merged, const std::string& file, int depth) {
+// yaml-cpp keeps an aliased node shared, so parsing nested aliases ("billion laughs": ten
+// aliases of a list of ten aliases of …) is cheap; the copy into ynodes is where they
+// multiply. measure() therefore walks the document first exactly as convert() will, counting
+// nodes and depth without building anything, and rejects it before any memory is spent.
+class converter {
+  public:
+    converter(const std::string& file, const yaml_limits& limits) : file_(file), limits_(limits) {}
+
+    // Throws config_error at the first node beyond the limits, in document order.
+    void measure(const YAML::Node& node, const std::string& path, const source_location* key_where,
+                 int depth);
+    ynode convert(const YAML::Node& node, std::string path, const source_location* key_where,
+                  int depth);
+
+  private:
+    void merge_into(ynode& out, const YAML::Node& merged, int depth);
+
+    const std::string& file_;
+    const yaml_limits& limits_;
+    std::size_t nodes_ = 0;
+};
+
+void converter::measure(const YAML::Node& node, const std::string& path,
+                        const source_location* key_where, int depth) {
+    const auto where = [&] {
+        return node.IsNull() && key_where ? *key_where : location_of(node.Mark(), file_);
+    };
+    if (depth > limits_.max_depth) {
+        too_big(where(), path,
+                "document nested more than " + std::to_string(limits_.max_depth) +
+                    " levels deep (recursive YAML alias?)");
+    }
+    if (++nodes_ > limits_.max_nodes) {
+        too_big(where(), path,
+                "document expands to more than " + std::to_string(limits_.max_nodes) +
+                    " nodes (YAML aliases?)");
+    }
+    if (node.IsSequence()) {
+        std::size_t i = 0;
+        for (const auto& item : node)
+            measure(item, index_path(path, i++), nullptr, depth + 1);
+    } else if (node.IsMap()) {
+        std::vector<YAML::Node> merges;
+        for (auto it = node.begin(); it != node.end(); ++it) {
+            const YAML::Node k = it->first;
+            const YAML::Node v = it->second;
+            if (is_merge_key(k)) {
+                merges.push_back(v);
+            } else if (k.IsScalar()) {
+                const source_location kw = location_of(k.Mark(), file_);
+                measure(v, join_path(path, k.Scalar()), &kw, depth + 1);
+            }
+        }
+        // As merge_into(): each merged mapping is converted whole.
+        for (const auto& merged : merges) {
+            if (merged.IsSequence()) {
+                for (const auto& item : merged)
+                    measure(item, path, nullptr, depth + 1);
+            } else {
+                measure(merged, path, nullptr, depth + 1);
+            }
+        }
+    }
+}
+
+void converter::merge_into(ynode& out, const YAML::Node& merged, int depth) {
     // Explicit keys win over merged ones, whatever their order (YAML merge key semantics).
     auto add = [&](const YAML::Node& source) {
         if (!source.IsMap()) {
-            fail(convert(source, file, join_path(out.path, "<<"), nullptr, depth + 1),
+            fail(convert(source, join_path(out.path, "<<"), nullptr, depth + 1),
                  "merge key '<<' needs a mapping or a list of mappings");
         }
-        ynode converted = convert(source, file, out.path, nullptr, depth + 1);
+        ynode converted = convert(source, out.path, nullptr, depth + 1);
         for (auto& m : converted.members) {
             if (!out.find(m.key)) out.members.push_back(std::move(m));
         }
@@ -50,12 +119,12 @@ void merge_into(ynode& out, const YAML::Node& merged, const std::string& file, i
     }
 }
 
-ynode convert(const YAML::Node& node, const std::string& file, std::string path,
-              const source_location* key_where, int depth) {
+// Only after measure() accepted the document: it bounds the recursion and the size here.
+ynode converter::convert(const YAML::Node& node, std::string path, const source_location* key_where,
+                         int depth) {
     ynode out;
     out.path = std::move(path);
-    out.where = location_of(node.Mark(), file);
-    if (depth > max_depth) fail(out, "document nested too deeply (recursive alias?)");
+    out.where = location_of(node.Mark(), file_);
     std::string tag = node.Tag();
     if (tag == "?" || tag == "") {
         tag.clear();
@@ -80,7 +149,7 @@ ynode convert(const YAML::Node& node, const std::string& file, std::string path,
         out.type = ynode::kind::sequence;
         std::size_t i = 0;
         for (const auto& item : node) {
-            out.items.push_back(convert(item, file, index_path(out.path, i), nullptr, depth + 1));
+            out.items.push_back(convert(item, index_path(out.path, i), nullptr, depth + 1));
             ++i;
         }
         break;
@@ -93,7 +162,7 @@ ynode convert(const YAML::Node& node, const std::string& file, std::string path,
             // `it->first` would dangle.
             const YAML::Node k = it->first;
             const YAML::Node v = it->second;
-            source_location kw = location_of(k.Mark(), file);
+            source_location kw = location_of(k.Mark(), file_);
             if (!k.IsScalar()) {
                 throw config_error(kw, out.path, "mapping keys must be plain strings");
             }
@@ -106,11 +175,11 @@ ynode convert(const YAML::Node& node, const std::string& file, std::string path,
             if (out.find(key)) {
                 throw config_error(kw, child_path, "duplicate key '" + key + "'");
             }
-            ymember m{key, kw, convert(v, file, child_path, &kw, depth + 1)};
+            ymember m{key, kw, convert(v, child_path, &kw, depth + 1)};
             out.members.push_back(std::move(m));
         }
         for (const auto& merged : merges)
-            merge_into(out, merged, file, depth);
+            merge_into(out, merged, depth);
         break;
     }
     }
@@ -234,17 +303,24 @@ std::string index_path(std::string_view parent, std::size_t index) {
     return std::string(parent) + "[" + std::to_string(index) + "]";
 }
 
-ynode load_yaml_text(const std::string& text, const std::string& file) {
+ynode load_yaml_text(const std::string& text, const std::string& file, const yaml_limits& limits) {
     YAML::Node root;
     try {
         root = YAML::Load(text);
+    } catch (const YAML::DeepRecursion& e) {
+        // yaml-cpp's own guard (about 500 levels) says only "bad file".
+        throw config_error(location_of(e.mark, file), "",
+                           "document nested more than " + std::to_string(limits.max_depth) +
+                               " levels deep");
     } catch (const YAML::ParserException& e) {
         throw config_error(location_of(e.mark, file), "", "YAML syntax error: " + e.msg);
     } catch (const YAML::Exception& e) {
         throw config_error(location_of(e.mark, file), "", "YAML error: " + e.msg);
     }
     source_location top{file, 1, 1};
-    return convert(root, file, "", &top, 0);
+    converter c(file, limits);
+    c.measure(root, "", &top, 0);
+    return c.convert(root, "", &top, 0);
 }
 
 ynode load_yaml_file(const std::filesystem::path& file) {

@@ -66,12 +66,23 @@ struct ymember {
 std::string join_path(std::string_view parent, std::string_view key);
 std::string index_path(std::string_view parent, std::size_t index);
 
-// Parses `file`. Missing or unreadable file, YAML syntax error (with the parser's mark) and
-// duplicate mapping keys throw config_error. Merge keys (`<<: *anchor`) are expanded, because
-// serverless.yml files use them and yaml-cpp 0.7 does not.
+// Bounds on the tree a document may become. Aliases are copied into the tree, so nested
+// aliases ("billion laughs") grow it exponentially from a few lines of text; real templates
+// stay far below both bounds (a large one is tens of thousands of nodes, < 30 levels deep).
+struct yaml_limits {
+    std::size_t max_nodes = 1'000'000;
+    int max_depth = 256;
+};
+
+// Parses `file`. Missing or unreadable file, YAML syntax error (with the parser's mark),
+// duplicate mapping keys and a document beyond `yaml_limits` ("document expands to more than
+// N nodes (YAML aliases?)", at the node where the bound was crossed) throw config_error.
+// Merge keys (`<<: *anchor`) are expanded, because serverless.yml files use them and
+// yaml-cpp 0.7 does not.
 ynode load_yaml_file(const std::filesystem::path& file);
 // Same, from text already in memory; `file` is only used for positions.
-ynode load_yaml_text(const std::string& text, const std::string& file);
+ynode load_yaml_text(const std::string& text, const std::string& file,
+                     const yaml_limits& limits = {});
 
 // ---- errors and warnings ---------------------------------------------------------------
 

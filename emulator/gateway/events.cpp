@@ -136,6 +136,14 @@ std::string resource_id_for(const config::api& api, const config::route& r) {
     return detail::base36_id(api.id + " " + r.path, 6);
 }
 
+// The API's stage variables (SAM `Variables` / `StageVariables`), an empty object when none.
+json stage_variables(const config::api& api) {
+    json v = json::object();
+    for (const auto& [k, value] : api.stage_variables)
+        v[k] = value;
+    return v;
+}
+
 json path_parameters(const route_match& m) {
     json p = json::object();
     for (const auto& [k, v] : m.path_parameters)
@@ -180,9 +188,10 @@ std::string build_event_v1(const http::request& req, const route_match& m,
     ev["multiValueQueryStringParameters"] = multi_query.empty() ? json(nullptr) : multi_query;
 
     json params = m.path_parameters.empty() ? json(nullptr) : path_parameters(m);
+    json stage_vars = api.stage_variables.empty() ? json(nullptr) : stage_variables(api);
     if (!http_api) {
         ev["pathParameters"] = params;
-        ev["stageVariables"] = nullptr;
+        ev["stageVariables"] = stage_vars;
     }
 
     std::string host = host_of(req);
@@ -226,7 +235,7 @@ std::string build_event_v1(const http::request& req, const route_match& m,
 
     if (http_api) {
         ev["pathParameters"] = params;
-        ev["stageVariables"] = nullptr;
+        ev["stageVariables"] = stage_vars;
     }
 
     // Empty body is null (spec §8).
@@ -316,6 +325,8 @@ std::string build_event_v2(const http::request& req, const route_match& m,
     if (!req.body.empty()) ev["body"] = binary ? codec::base64_encode(req.body) : req.body;
     if (!m.path_parameters.empty()) ev["pathParameters"] = path_parameters(m);
     ev["isBase64Encoded"] = binary;
+    // Last, as in AWS's 2.0 sample [HTTP-LAMBDA]; omitted when the API has none (spec §4.3).
+    if (!api.stage_variables.empty()) ev["stageVariables"] = stage_variables(api);
     return dump(ev);
 }
 

@@ -48,6 +48,10 @@ TEST_CASE("coldbrew.yaml absent: default settings", "[unit]") {
     CHECK(s.settings.time_scale == 1.0);
     CHECK(s.settings.region == "us-east-1");
     CHECK(s.settings.account_id == "123456789012");
+    // A local safety cap, well above what a laptop test needs; AWS's own default is the
+    // account's 1000 [QUOTA].
+    CHECK(s.settings.default_max_environments == 100);
+    CHECK(s.find_function("Hello")->max_environments == 100);
 }
 
 TEST_CASE("coldbrew.yaml top-level settings: host, ports, seed, time_scale", "[unit]") {
@@ -202,4 +206,20 @@ TEST_CASE("format_config_error: file:line:column: key.path: message", "[unit]") 
     CHECK(e.where().line == 1);
     CHECK(e.key_path() == "ports");
     CHECK(e.message() == "oops");
+}
+
+TEST_CASE("coldbrew.yaml nested YAML aliases are a config error, not an exhausted heap", "[unit]") {
+    temp_app app;
+    std::string bomb = "functions:\n  Hello:\n    environment: {}\nx0: &x0 [x,x,x,x,x,x,x,x,x,x]\n";
+    for (int i = 1; i <= 6; ++i) {
+        bomb += "x" + std::to_string(i) + ": &x" + std::to_string(i) + " [";
+        for (int j = 0; j < 10; ++j)
+            bomb += (j ? ",*x" : "*x") + std::to_string(i - 1);
+        bomb += "]\n";
+    }
+    app.write("coldbrew.yaml", bomb);
+    const auto e = error_of([&] { app.sam(two_functions); });
+    CHECK(e.where().file == (app.dir() / "coldbrew.yaml").string());
+    CHECK(e.where().line > 0);
+    CHECK(e.message() == "document expands to more than 1000000 nodes (YAML aliases?)");
 }

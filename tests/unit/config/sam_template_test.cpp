@@ -1,7 +1,11 @@
 // SAM template loading: one TEST_CASE per AWS/SAM rule (spec §5.1).
 
+#include "emulator/config/yaml_tree.hpp"
 #include "tests/catch.hpp"
 #include "tests/unit/config/temp_app.hpp"
+
+#include <algorithm>
+#include <map>
 
 using namespace coldbrew;
 using coldbrew::test::any_contains;
@@ -53,7 +57,7 @@ TEST_CASE("SAM function defaults: 128 MB, 3 s, x86_64, logical id as name", "[un
     CHECK_FALSE(fn.vpc);
     CHECK_FALSE(fn.reserved_concurrency);
     CHECK_FALSE(fn.provisioned_concurrency);
-    CHECK(fn.max_environments == 10);
+    CHECK(fn.max_environments == 100);
     CHECK(fn.code_dir == app.dir() / "src");
     CHECK(fn.code_dir.is_absolute());
     CHECK(s.template_file == app.dir() / "template.yaml");
@@ -815,4 +819,296 @@ TEST_CASE("SAM FunctionName depending on its own function is an error", "[unit]"
     const auto e = error_of(
         [&] { app.sam(with_props("      FunctionName: !Sub '${HelloFunction.Arn}-x'\n")); });
     CHECK(contains(e.message(), "depends on the function itself"));
+}
+
+namespace {
+
+// "Billion laughs": seven lines of anchors whose aliases expand to 10^7 list items.
+std::string alias_bomb(const std::string& indent) {
+    std::string out = indent + "a0: &a0 [x,x,x,x,x,x,x,x,x,x]\n";
+    for (int i = 1; i <= 6; ++i) {
+        out += indent + "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+        for (int j = 0; j < 10; ++j)
+            out += (j ? ",*a" : "*a") + std::to_string(i - 1);
+        out += "]\n";
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("YAML alias bomb is a config error at the expanding node, not an exhausted heap",
+          "[unit]") {
+    temp_app app;
+    const auto e =
+        error_of([&] { app.sam(std::string(minimal) + "Metadata:\n" + alias_bomb("  ")); });
+    CHECK(e.message() == "document expands to more than 1000000 nodes (YAML aliases?)");
+    CHECK(e.where().file == (app.dir() / "template.yaml").string());
+    CHECK(e.where().line >= 11); // inside Metadata, where the anchors are
+    CHECK(e.key_path().rfind("Metadata.a", 0) == 0);
+}
+
+TEST_CASE("YAML tree bounds: node count and nesting depth", "[unit]") {
+    using config::detail::load_yaml_text;
+    using config::detail::yaml_limits;
+    // Aliases are counted as often as they are copied.
+    const std::string text = "a: &a [1, 2, 3]\nb: [*a, *a]\n"; // 1 + (1+4) + (1+4+4) nodes
+    CHECK(load_yaml_text(text, "t.yaml", yaml_limits{14, 256}).members.size() == 2);
+    auto e = error_of([&] { load_yaml_text(text, "t.yaml", yaml_limits{13, 256}); });
+    CHECK(e.message() == "document expands to more than 13 nodes (YAML aliases?)");
+    CHECK(e.key_path() == "b[1][2]");
+    CHECK(e.where().line == 1); // an alias is its anchor's node
+    CHECK(e.where().column == 14);
+
+    const std::string deep = std::string(300, '[') + std::string(300, ']');
+    e = error_of([&] { load_yaml_text(deep, "t.yaml"); });
+    CHECK(e.message() == "document nested more than 256 levels deep (recursive YAML alias?)");
+    CHECK(e.key_path().size() < 130); // shortened, not 256 "[0]"s
+    e = error_of([&] { load_yaml_text("r: &r [*r]\n", "t.yaml"); });
+    CHECK(contains(e.message(), "nested more than 256 levels deep"));
+    // yaml-cpp's own guard (deeper than ours) no longer says only "bad file".
+    const std::string deeper = std::string(5000, '[') + std::string(5000, ']');
+    e = error_of([&] { load_yaml_text(deeper, "t.yaml"); });
+    CHECK(e.message() == "document nested more than 256 levels deep");
+}
+
+TEST_CASE("SAM stage variables: Api Variables, HttpApi StageVariables, Globals, intrinsics",
+          "[unit]") {
+    temp_app app;
+    const auto s = app.sam(with_props(R"(      Events:
+        Rest:
+          Type: Api
+          Properties: {RestApiId: !Ref MyApi, Path: /r, Method: get}
+        Implicit:
+          Type: Api
+          Properties: {Path: /i, Method: get}
+        Http:
+          Type: HttpApi
+          Properties: {ApiId: !Ref MyHttp, Path: /h, Method: get}
+)",
+                                      R"(Parameters:
+  Table: {Type: String, Default: users}
+Globals:
+  Api:
+    Variables: {shared: global, mode: global}
+)") + R"(  MyApi:
+    Type: AWS::Serverless::Api
+    Properties:
+      StageName: prod
+      Variables:
+        mode: api
+        table: !Ref Table
+        region: !Sub '${AWS::Region}'
+  MyHttp:
+    Type: AWS::Serverless::HttpApi
+    Properties:
+      StageVariables: {alias: live}
+)");
+    const auto* rest = s.find_api("MyApi");
+    REQUIRE(rest);
+    CHECK(rest->stage_variables ==
+          std::map<std::string, std::string>{
+              {"mode", "api"}, {"region", "us-east-1"}, {"shared", "global"}, {"table", "users"}});
+    const auto* implicit = s.find_api("ServerlessRestApi");
+    REQUIRE(implicit);
+    CHECK(implicit->stage_variables ==
+          std::map<std::string, std::string>{{"mode", "global"}, {"shared", "global"}});
+    const auto* http = s.find_api("MyHttp");
+    REQUIRE(http);
+    CHECK(http->stage_variables == std::map<std::string, std::string>{{"alias", "live"}});
+    CHECK(s.warnings.empty());
+}
+
+TEST_CASE("SAM stage variable that cannot be resolved is \"\" with a warning", "[unit]") {
+    temp_app app;
+    const auto s = app.sam(std::string(minimal) + R"(  MyApi:
+    Type: AWS::Serverless::Api
+    Properties:
+      StageName: prod
+      Variables: {shared: !ImportValue other-stack-export}
+)");
+    CHECK(s.find_api("MyApi")->stage_variables.at("shared").empty());
+    CHECK(any_contains(s.warnings, "Resources.MyApi.Properties.Variables.shared"));
+}
+
+TEST_CASE("SAM sibling path variables with different names are an error", "[unit]") {
+    temp_app app;
+    auto e = error_of([&] {
+        app.sam(with_props(R"(      Events:
+        ById:
+          Type: Api
+          Properties: {Path: '/a/{id}', Method: get}
+        ByName:
+          Type: Api
+          Properties: {Path: '/a/{name}/x', Method: post}
+)"));
+    });
+    CHECK(e.key_path() == "Resources.HelloFunction.Properties.Events.ByName");
+    CHECK(e.where().line == 14); // the event's properties
+    CHECK(contains(e.message(), "{name} and {id}"));
+    CHECK(contains(e.message(), "route GET /a/{id} of HelloFunction, " +
+                                    (app.dir() / "template.yaml").string() + ":10:9"));
+    CHECK(contains(e.message(), "only one is allowed"));
+
+    // Greedy variables too, on REST APIs: two names, or a name beside {proxy+}.
+    for (const char* second : {"/files/{path+}", "/files/{id}"}) {
+        e = error_of([&] {
+            app.sam(with_props(std::string(R"(      Events:
+        Proxy:
+          Type: Api
+          Properties: {Path: '/files/{proxy+}', Method: any}
+        Other:
+          Type: Api
+          Properties: {Path: ')") +
+                               second + R"(', Method: get}
+)"));
+        });
+        CHECK(contains(e.message(), "sibling variable path parts"));
+    }
+
+    // HTTP APIs: renamed variables conflict, as on REST.
+    e = error_of([&] {
+        app.sam(with_props(R"(      Events:
+        A:
+          Type: HttpApi
+          Properties: {Path: '/a/{id}', Method: get}
+        B:
+          Type: HttpApi
+          Properties: {Path: '/a/{key}', Method: delete}
+)"));
+    });
+    CHECK(contains(e.message(), "{key} and {id}"));
+}
+
+TEST_CASE("SAM path variables that may coexist", "[unit]") {
+    temp_app app;
+    const auto s = app.sam(with_props(R"(      Events:
+        Get:
+          Type: Api
+          Properties: {Path: '/a/{id}', Method: get}
+        Put:
+          Type: Api
+          Properties: {Path: '/a/{id}/tags/{tag}', Method: put}
+        Literal:
+          Type: Api
+          Properties: {Path: '/a/all', Method: get}
+        OtherApi:
+          Type: HttpApi
+          Properties: {Path: '/a/{name}', Method: get}
+        HttpGreedy:
+          Type: HttpApi
+          Properties: {Path: '/a/{proxy+}', Method: any}
+)"));
+    CHECK(s.routes.size() == 5);
+}
+
+TEST_CASE("SAM Cors and Auth are declared but not emulated: one warning each", "[unit]") {
+    temp_app app;
+    const auto s = app.sam(with_props(R"(      Events:
+        Secured:
+          Type: Api
+          Properties:
+            RestApiId: !Ref MyApi
+            Path: /s
+            Method: get
+            Auth: {Authorizer: MyCognito}
+        Open:
+          Type: Api
+          Properties:
+            RestApiId: !Ref MyApi
+            Path: /o
+            Method: get
+            Auth: {Authorizer: NONE}
+)",
+                                      R"(Globals:
+  Api:
+    Cors: "'*'"
+  HttpApi:
+    CorsConfiguration: {AllowOrigins: ['*']}
+    Auth: {EnableIamAuthorizer: true}
+)") + R"(  MyApi:
+    Type: AWS::Serverless::Api
+    Properties:
+      StageName: prod
+      Cors: {AllowOrigin: "'*'"}
+      Auth:
+        DefaultAuthorizer: MyCognito
+        Authorizers: {MyCognito: {UserPoolArn: arn:aws:cognito-idp:us-east-1:1:userpool/x}}
+  MyHttp:
+    Type: AWS::Serverless::HttpApi
+    Properties:
+      CorsConfiguration: true
+)");
+    const std::string cors =
+        "Cors is not emulated yet: preflight OPTIONS requests are not answered";
+    const std::string auth =
+        "Auth is not emulated yet: requests reach the function unauthenticated";
+    auto count = [&](const std::string& text) {
+        return std::count_if(s.warnings.begin(), s.warnings.end(),
+                             [&](const std::string& w) { return contains(w, text); });
+    };
+    CHECK(count(cors) == 4);
+    CHECK(count(auth) == 3); // Authorizer: NONE asks for nothing
+    const std::string file = (app.dir() / "template.yaml").string();
+    CHECK(any_contains(s.warnings, file + ":4:5: Globals.Api.Cors: " + cors));
+    CHECK(any_contains(s.warnings, "Globals.HttpApi.CorsConfiguration: " + cors));
+    CHECK(any_contains(s.warnings, "Globals.HttpApi.Auth: " + auth));
+    CHECK(any_contains(s.warnings, "Resources.MyApi.Properties.Cors: " + cors));
+    CHECK(any_contains(s.warnings, "Resources.MyApi.Properties.Auth: " + auth));
+    CHECK(any_contains(s.warnings, "Resources.MyHttp.Properties.CorsConfiguration: " + cors));
+    CHECK(any_contains(
+        s.warnings, "Resources.HelloFunction.Properties.Events.Secured.Properties.Auth: " + auth));
+}
+
+TEST_CASE("SAM missing required property next to a misspelt one says so, at the typo", "[unit]") {
+    temp_app app;
+    auto e = error_of([&] {
+        app.sam(
+            "Resources:\n  Fn:\n    Type: AWS::Serverless::Function\n"
+            "    Properties:\n      Runtim: nodejs20.x\n      Handler: h\n      CodeUri: src\n");
+    });
+    CHECK(e.message() == "Fn: Runtime is required (found \"Runtim\": did you mean Runtime?)");
+    CHECK(e.key_path() == "Resources.Fn.Properties.Runtim");
+    CHECK(e.where().line == 5);
+    CHECK(e.where().column == 7);
+
+    // Case counts as a typo; a misspelling in Globals points at Globals.
+    e = error_of([&] {
+        app.sam("Globals:\n  Function:\n    handler: index.handler\nResources:\n  Fn:\n"
+                "    Type: AWS::Serverless::Function\n"
+                "    Properties: {Runtime: nodejs20.x, CodeUri: src}\n");
+    });
+    CHECK(e.message() == "Fn: Handler is required (found \"handler\": did you mean Handler?)");
+    CHECK(e.key_path() == "Globals.Function.handler");
+    CHECK(e.where().line == 3);
+
+    // Nothing close: the plain message, at the properties.
+    e = error_of([&] {
+        app.sam("Resources:\n  Fn:\n    Type: AWS::Serverless::Function\n"
+                "    Properties: {Handler: h, CodeUri: src, Timeout: 3}\n");
+    });
+    CHECK(e.message() == "Fn: Runtime is required");
+
+    e = error_of([&] {
+        app.sam(std::string(minimal) +
+                "  MyApi:\n    Type: AWS::Serverless::Api\n    Properties: {StageNme: v1}\n");
+    });
+    CHECK(contains(e.message(), "(found \"StageNme\": did you mean StageName?)"));
+}
+
+TEST_CASE("SAM misspelt event type: the warning suggests the emulated one", "[unit]") {
+    temp_app app;
+    const auto s = app.sam(with_props(R"(      Events:
+        Typo:
+          Type: Apii
+          Properties: {Path: /x, Method: get}
+        Queue:
+          Type: SQS
+          Properties: {Queue: arn:aws:sqs:us-east-1:123456789012:q}
+)"));
+    CHECK(s.routes.empty());
+    CHECK(any_contains(s.warnings,
+                       "event type Apii is not emulated; event ignored (did you mean Api?)"));
+    CHECK(any_contains(s.warnings, "event type SQS is not emulated; event ignored"));
+    CHECK_FALSE(any_contains(s.warnings, "SQS is not emulated; event ignored (did you mean"));
 }

@@ -30,7 +30,7 @@ functions:
     CHECK(fn.handler == "handler.hello");
     CHECK(fn.code_dir == app.dir());
     CHECK(fn.architecture == "x86_64");
-    CHECK(fn.max_environments == 10);
+    CHECK(fn.max_environments == 100);
     CHECK(s.settings.region == "us-east-1");
 }
 
@@ -496,4 +496,85 @@ TEST_CASE("serverless unavailable source without fallback is an error", "[unit]"
     });
     CHECK(contains(e.message(), "not available locally"));
     CHECK(e.key_path() == "functions.f.environment.S");
+}
+
+TEST_CASE("serverless nested YAML aliases are a config error, not an exhausted heap", "[unit]") {
+    temp_app app;
+    std::string yaml = "service: s\nprovider: {name: aws, runtime: nodejs20.x}\ncustom:\n"
+                       "  a0: &a0 [x,x,x,x,x,x,x,x,x,x]\n";
+    for (int i = 1; i <= 6; ++i) {
+        yaml += "  a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+        for (int j = 0; j < 10; ++j)
+            yaml += (j ? ",*a" : "*a") + std::to_string(i - 1);
+        yaml += "]\n";
+    }
+    const auto e = error_of([&] { app.serverless(yaml); });
+    CHECK(e.message() == "document expands to more than 1000000 nodes (YAML aliases?)");
+    CHECK(e.key_path().rfind("custom.a", 0) == 0);
+}
+
+TEST_CASE("serverless sibling path variables with different names are an error", "[unit]") {
+    temp_app app;
+    auto e = error_of([&] {
+        app.serverless("service: s\nprovider: {name: aws, runtime: nodejs20.x}\nfunctions:\n"
+                       "  a: {handler: a.h, events: [{http: 'GET users/{id}'}]}\n"
+                       "  b: {handler: b.h, events: [{http: 'DELETE users/{userId}'}]}\n");
+    });
+    CHECK(contains(e.message(), "{userId} and {id}"));
+    CHECK(contains(e.message(), "route GET /users/{id} of a, " +
+                                    (app.dir() / "serverless.yml").string() + ":4:31"));
+    CHECK(e.where().line == 5);
+
+    // The REST API and the HTTP API are different APIs.
+    const auto s = app.serverless(
+        "service: s\nprovider: {name: aws, runtime: nodejs20.x}\nfunctions:\n"
+        "  a: {handler: a.h, events: [{http: 'GET users/{id}'}, {httpApi: 'GET /users/{key}'}]}\n");
+    CHECK(s.routes.size() == 2);
+}
+
+TEST_CASE("serverless cors and authorizer are declared but not emulated: warnings", "[unit]") {
+    temp_app app;
+    const auto s = app.serverless(R"(service: s
+provider:
+  name: aws
+  runtime: nodejs20.x
+  httpApi:
+    cors: true
+functions:
+  f:
+    handler: h.h
+    events:
+      - http: {method: get, path: a, cors: true}
+      - http: {method: get, path: b, cors: false, authorizer: aws_iam}
+      - httpApi: {method: get, path: /c, authorizer: {name: jwt}}
+)");
+    const std::string cors =
+        "Cors is not emulated yet: preflight OPTIONS requests are not answered";
+    const std::string auth =
+        "Auth is not emulated yet: requests reach the function unauthenticated";
+    CHECK(any_contains(s.warnings, "provider.httpApi.cors: " + cors));
+    CHECK(any_contains(s.warnings, ":11:38: functions.f.events[0].http.cors: " + cors));
+    CHECK_FALSE(any_contains(s.warnings, "events[1].http.cors"));
+    CHECK(any_contains(s.warnings, "functions.f.events[1].http.authorizer: " + auth));
+    CHECK(any_contains(s.warnings, "functions.f.events[2].httpApi.authorizer: " + auth));
+    CHECK(s.warnings.size() == 4);
+}
+
+TEST_CASE("serverless misspelt keys: the required-key error and event warning say so", "[unit]") {
+    temp_app app;
+    const auto e = error_of([&] {
+        app.serverless("service: s\nprovider: {name: aws}\nfunctions:\n"
+                       "  f:\n    runtme: nodejs20.x\n    handler: h.h\n");
+    });
+    CHECK(contains(e.message(), "f: runtime is required"));
+    CHECK(contains(e.message(), "(found \"runtme\": did you mean runtime?)"));
+    CHECK(e.key_path() == "functions.f.runtme");
+    CHECK(e.where().line == 5);
+
+    const auto s = app.serverless("service: s\nprovider: {name: aws, runtime: nodejs20.x}\n"
+                                  "functions:\n  f:\n    handler: h.h\n"
+                                  "    events: [{htpApi: 'GET /x'}, {sqs: arn}]\n");
+    CHECK(any_contains(s.warnings, "event type htpApi is not emulated; event ignored (did you "
+                                   "mean httpApi?)"));
+    CHECK_FALSE(any_contains(s.warnings, "sqs is not emulated; event ignored (did you mean"));
 }

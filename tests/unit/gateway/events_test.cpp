@@ -360,3 +360,22 @@ TEST_CASE("2.0 event: non-text bodies are base64, form bodies too (HTTP API)", "
     auto none_bin = f.v2(request("POST", "/v2/upload", {{"Host", "h"}}, bytes));
     CHECK(none_bin["isBase64Encoded"] == true);
 }
+
+TEST_CASE("1.0 event: stageVariables carry the API's stage variables", "[unit]") {
+    fixture f;
+    f.stack.apis[0].stage_variables = {{"table", "users-prod"}, {"alias", "live"}};
+    f.stack.apis[3].stage_variables = {{"mode", "v1"}}; // HTTP API, payload format 1.0
+    auto rest = f.v1(request("GET", "/hello", {{"Host", "localhost"}}));
+    CHECK(rest["stageVariables"] == json{{"alias", "live"}, {"table", "users-prod"}});
+    auto http = f.v1(request("GET", "/v1fmt/7", {{"Host", "localhost"}}));
+    CHECK(http["stageVariables"] == json{{"mode", "v1"}});
+}
+
+TEST_CASE("2.0 event: stageVariables present, last, when the API has some", "[unit]") {
+    fixture f;
+    f.stack.apis[1].stage_variables = {{"table", "users-prod"}};
+    auto req = request("GET", "/v2/any", {{"Host", "localhost"}});
+    auto text = build_event_v2(req, f.match(req), info());
+    CHECK(ordered_keys(text).back() == "stageVariables");
+    CHECK(json::parse(text)["stageVariables"] == json{{"table", "users-prod"}});
+}
