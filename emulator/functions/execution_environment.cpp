@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "emulator/supervisor/supervisor.hpp"
@@ -45,6 +47,9 @@ void execution_environment::start_timer(std::chrono::milliseconds after) {
         [](uv_timer_t* t) {
             auto* self = static_cast<execution_environment*>(t->data);
             if (!self) return;
+            self->ctx_.logs->write(self->fn_.name,
+                                   telemetry::timed_out_line(self->ctx_.clock->epoch_ms(),
+                                                             self->current_id_, self->fn_.timeout_s));
             self->fail_and_reset(
                 "Sandbox.Timedout",
                 rt::platform_error_body("Sandbox.Timedout", self->current_id_,
@@ -186,11 +191,7 @@ void execution_environment::on_runtime_call(http::request req, http::responder r
         respond(rt::accepted());
         auto err = rt::normalise_error(ie->error_type, ie->body);
         init_duration_ms_ = ms_since(spawned_at_);
-        char buf[64];
-        std::snprintf(buf, sizeof(buf), "%.2f", *init_duration_ms_);
-        ctx_.logs->write(fn_.name, std::string("INIT_REPORT Init Duration: ") + buf +
-                                       " ms\tPhase: init\tStatus: error\tError Type: " +
-                                       err.error_type);
+        ctx_.logs->write(fn_.name, telemetry::init_report_error_line(*init_duration_ms_, err.error_type));
         // [OAS]: the init error is served in response to the first invoke; the runtime
         // should exit, and the environment is initialised again next time.
         phase_ = rt::phase::init_failed;
@@ -232,7 +233,9 @@ void execution_environment::finish(outcome kind, std::string payload, std::strin
     pool_.on_done(r);
     if (on_done) on_done(std::move(r));
 
-    rep.max_memory_used_mb = supervisor::peak_memory_mb(pid());
+    // After a kill or an exit /proc has nothing left to read; the last reading stands.
+    peak_memory_mb_ = std::max(peak_memory_mb_, supervisor::peak_memory_mb(pid()));
+    rep.max_memory_used_mb = peak_memory_mb_;
     // An invocation that never reached the runtime (init failed) still gets its
     // START/END/REPORT, as Lambda logs the failed invoke after its INIT_REPORT.
     if (!delivered_) ctx_.logs->write(fn_.name, telemetry::start_line(rep.request_id));
@@ -242,6 +245,7 @@ void execution_environment::finish(outcome kind, std::string payload, std::strin
 
 void execution_environment::fail_and_reset(std::string error_type, std::string body,
                                            std::string status) {
+    peak_memory_mb_ = std::max(peak_memory_mb_, supervisor::peak_memory_mb(pid()));
     // Lambda resets the environment after a timeout, crash or init failure [LIFE]: the
     // process group is killed and the next invocation starts a fresh one.
     alive_ = false;
@@ -259,6 +263,11 @@ void execution_environment::on_process_exit(const supervisor::exit_status& st) {
         std::string why = (st.term_signal == 0 && st.exit_code == 0)
                               ? "Runtime exited without providing a reason"
                               : "Runtime exited with error: " + st.describe();
+        if (phase_ == rt::phase::initializing) {
+            init_duration_ms_ = ms_since(spawned_at_);
+            ctx_.logs->write(fn_.name, telemetry::init_report_error_line(*init_duration_ms_,
+                                                                         "Runtime.ExitError"));
+        }
         ctx_.logs->write(fn_.name, "RequestId: " + current_id_ + " Error: " + why);
         ctx_.logs->write(fn_.name, "Runtime.ExitError");
         finish(outcome::function_error,

@@ -68,6 +68,7 @@ private:
     http::responder held_next_;
     std::chrono::steady_clock::time_point spawned_at_, delivered_at_, last_used_;
     std::optional<double> init_duration_ms_;
+    int peak_memory_mb_ = 0;
 };
 
 }  // namespace coldbrew::functions

@@ -7,6 +7,8 @@
 #include <ctime>
 #include <map>
 
+#include <spdlog/spdlog.h>
+
 #include "emulator/functions/execution_environment.hpp"
 
 namespace coldbrew::functions {
@@ -178,6 +180,13 @@ void function_pool::place(invocation inv, std::string request_id) {
         r.throttle_reason = fn_.reserved_concurrency
                                 ? "ReservedFunctionConcurrentInvocationLimitExceeded"
                                 : "ConcurrentInvocationLimitExceeded";
+        // Say why, once per throttle: a 500 from the gateway alone does not tell a user which
+        // limit to raise.
+        spdlog::warn("{}: invocation throttled ({}): {} execution environments busy{}", fn_.name,
+                     r.throttle_reason, live,
+                     fn_.reserved_concurrency
+                         ? " (ReservedConcurrentExecutions)"
+                         : "; raise max_environments in coldbrew.yaml to allow more");
         if (inv.on_done) inv.on_done(std::move(r));
         return;
     }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 
 namespace coldbrew::telemetry {
 
@@ -52,6 +53,33 @@ std::string report_line(const report& r) {
 
 std::string timed_out_message(double seconds) {
     return "Task timed out after " + two_decimals(seconds) + " seconds";
+}
+
+std::string iso8601_ms(long long epoch_ms) {
+    std::time_t secs = static_cast<std::time_t>(epoch_ms / 1000);
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    char buf[96];  // sized for any int the format could print, so GCC sees no truncation
+    std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                  static_cast<int>(epoch_ms % 1000));
+    return buf;
+}
+
+std::string timed_out_line(long long epoch_ms, std::string_view request_id, double seconds) {
+    std::string s = iso8601_ms(epoch_ms);
+    s += ' ';
+    s += request_id;
+    s += ' ';
+    s += timed_out_message(seconds);
+    return s;
+}
+
+std::string init_report_error_line(double init_duration_ms, std::string_view error_type) {
+    std::string s = "INIT_REPORT Init Duration: " + two_decimals(init_duration_ms) +
+                    " ms\tPhase: init\tStatus: error\tError Type: ";
+    s += error_type;
+    return s;
 }
 
 }  // namespace coldbrew::telemetry

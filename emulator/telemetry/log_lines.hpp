@@ -36,6 +36,16 @@ long long billed_duration_ms(double duration_ms, std::optional<double> init_dura
 // "Task timed out after 3.00 seconds" — the timeout message, seconds with two decimals.
 std::string timed_out_message(double seconds);
 
+// "2024-01-01T00:00:00.000Z": the timestamp Lambda puts in front of platform messages.
+std::string iso8601_ms(long long epoch_ms);
+
+// The platform's timeout line: "<timestamp> <request id> Task timed out after 3.00 seconds".
+std::string timed_out_line(long long epoch_ms, std::string_view request_id, double seconds);
+
+// "INIT_REPORT Init Duration: 206.72 ms\tPhase: init\tStatus: error\tError Type: T"
+// (cargo-lambda#572), for an init that failed.
+std::string init_report_error_line(double init_duration_ms, std::string_view error_type);
+
 // Where platform lines and handler output go: one line at a time, tagged with the function.
 class log_sink {
 public:

@@ -75,8 +75,6 @@ struct running {
     }
 };
 
-json echo_of(const http_reply& r) { return json::parse(json::parse(r.body).is_object() ? r.body : "{}"); }
-
 }  // namespace
 
 TEST_CASE("gateway → real process → response, REST and HTTP API", "[integration]") {
@@ -138,7 +136,12 @@ TEST_CASE("warm reuse: sequential requests are served by the same process", "[in
     CHECK(a["pid"] == b["pid"]);
     CHECK(b["pid"] == c["pid"]);
     CHECK(a["request_id"] != b["request_id"]);
-    // Only the first invocation was a cold start.
+    // Only the first invocation was a cold start. REPORT is written after the response, so
+    // wait for the third one first.
+    int seen = 0;
+    REQUIRE(cb.proc.wait_for_line([&](const std::string& l) {
+        return l.find("REPORT RequestId:") != std::string::npos && ++seen == 3;
+    }));
     auto lines = cb.proc.lines();
     int reports = 0, inits = 0;
     for (const auto& l : lines) {

@@ -41,3 +41,11 @@ TEST_CASE("timeout message", "[unit]") {
     CHECK(timed_out_message(3) == "Task timed out after 3.00 seconds");
     CHECK(timed_out_message(0.5) == "Task timed out after 0.50 seconds");
 }
+
+TEST_CASE("platform timeout line and INIT_REPORT for a failed init", "[unit]") {
+    CHECK(iso8601_ms(1542409706888) == "2018-11-16T23:08:26.888Z");
+    CHECK(timed_out_line(1542409706888, "id-1", 3) ==
+          "2018-11-16T23:08:26.888Z id-1 Task timed out after 3.00 seconds");
+    CHECK(init_report_error_line(206.724, "Runtime.ExitError") ==
+          "INIT_REPORT Init Duration: 206.72 ms\tPhase: init\tStatus: error\tError Type: Runtime.ExitError");
+}
