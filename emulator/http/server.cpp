@@ -6,6 +6,7 @@
 
 #include <boost/beast/http.hpp>
 
+#include <algorithm>
 #include <list>
 #include <optional>
 #include <utility>
@@ -25,11 +26,13 @@ struct server::impl : std::enable_shared_from_this<server::impl> {
     handler on_request;
     server_options options;
     uv_tcp_t listener{};
+    uv_timer_t idle_sweep{};
+    int open_handles = 0;  // listener and idle_sweep, while open
     bool listening = false;
     bool closed = false;
     int port = 0;
     std::list<std::shared_ptr<connection>> connections;
-    std::shared_ptr<impl> self_while_open;  // keeps this alive until the listener is closed
+    std::shared_ptr<impl> self_while_open;  // keeps this alive until its handles are closed
 
     impl(uv_loop_t* l, handler h, server_options o)
         : loop(l), on_request(std::move(h)), options(std::move(o)) {}
@@ -37,6 +40,7 @@ struct server::impl : std::enable_shared_from_this<server::impl> {
     void accept();
     void forget(connection* c);
     void close_listener();
+    void sweep_idle();
 };
 
 namespace {
@@ -52,7 +56,26 @@ response default_parse_failure(parse_failure f) {
     return res;
 }
 
+// A field that would let a value start a new header line (CR, LF, NUL) or a name that is not
+// an RFC 7230 token is never written: protocol logic rejects such responses, and this keeps
+// the wire well-formed even if something slips through.
+bool writable_field(const std::string& name, const std::string& value) {
+    if (name.empty()) return false;
+    for (unsigned char c : name)
+        if (c <= 32 || c >= 127 || c == ':' || c == '(' || c == ')' || c == ',' || c == '/' ||
+            c == ';' || c == '<' || c == '=' || c == '>' || c == '?' || c == '@' || c == '[' ||
+            c == '\\' || c == ']' || c == '{' || c == '}' || c == '"')
+            return false;
+    for (unsigned char c : value)
+        if (c == '\r' || c == '\n' || c == '\0') return false;
+    return true;
+}
+
 std::string serialize(const response& res, bool keep_alive, bool head_request) {
+    // RFC 9110 §6.4.1: 1xx, 204 and 304 responses have no content; 1xx and 204 no
+    // Content-Length either.
+    bool no_content = res.status < 200 || res.status == 204 || res.status == 304;
+    bool no_length = res.status < 200 || res.status == 204;
     std::string out;
     out.reserve(128 + res.body.size() + res.headers.size() * 48);
     out += "HTTP/1.1 ";
@@ -63,19 +86,21 @@ std::string serialize(const response& res, bool keep_alive, bool head_request) {
     out += "\r\n";
     for (const auto& [name, value] : res.headers) {
         if (iequals(name, "Content-Length") || iequals(name, "Transfer-Encoding") ||
-            iequals(name, "Connection"))
+            iequals(name, "Connection") || !writable_field(name, value))
             continue;
         out += name;
         out += ": ";
         out += value;
         out += "\r\n";
     }
-    out += "Content-Length: ";
-    out += std::to_string(res.body.size());
-    out += "\r\n";
+    if (!no_length) {
+        out += "Content-Length: ";
+        out += std::to_string(no_content ? 0 : res.body.size());
+        out += "\r\n";
+    }
     if (!keep_alive) out += "Connection: close\r\n";
     out += "\r\n";
-    if (!head_request) out += res.body;
+    if (!head_request && !no_content) out += res.body;
     return out;
 }
 
@@ -100,12 +125,14 @@ struct connection : std::enable_shared_from_this<connection> {
     bool last_request = false;  // the server is stopping: close after the current response
     bool closing = false;
     bool sent_continue = false;
+    std::uint64_t last_activity_ms = 0;  // loop time of the last bytes read or written
     char readbuf[64 * 1024];
 
     explicit connection(std::shared_ptr<server::impl> o) : owner(std::move(o)) {}
 
     void start() {
         tcp.data = this;
+        last_activity_ms = uv_now(tcp.loop);
         sockaddr_storage addr{};
         int len = sizeof(addr);
         if (uv_tcp_getpeername(&tcp, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
@@ -125,10 +152,18 @@ struct connection : std::enable_shared_from_this<connection> {
             },
             [](uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
                 auto* c = static_cast<connection*>(s->data);
+                if (n == UV_EOF && c->busy) {
+                    // A half-closed client (shutdown(SHUT_WR), `nc -N`) still reads: answer
+                    // the request it sent, then close.
+                    uv_read_stop(s);
+                    c->last_request = true;
+                    return;
+                }
                 if (n < 0) {
                     c->close();
                     return;
                 }
+                c->last_activity_ms = uv_now(c->tcp.loop);
                 if (c->draining) return;
                 c->inbuf.append(buf->base, static_cast<std::size_t>(n));
                 c->process();
@@ -233,6 +268,7 @@ struct connection : std::enable_shared_from_this<connection> {
         int rc = uv_write(&op->req, reinterpret_cast<uv_stream_t*>(&tcp), &buf, 1,
                           [](uv_write_t* req, int status) {
                               auto* op = static_cast<write_op*>(req->data);
+                              op->conn->last_activity_ms = uv_now(op->conn->tcp.loop);
                               if (status < 0 || op->close_after) op->conn->close();
                               delete op;
                           });
@@ -275,7 +311,9 @@ std::error_code server::listen(const std::string& host, int port) {
         uv_ip6_addr(host.c_str(), port, reinterpret_cast<sockaddr_in6*>(&addr)) != 0)
         return std::make_error_code(std::errc::invalid_argument);
     uv_tcp_init(s.loop, &s.listener);
-    s.listener.data = &s;
+    uv_timer_init(s.loop, &s.idle_sweep);
+    s.listener.data = s.idle_sweep.data = &s;
+    s.open_handles = 2;
     s.self_while_open = impl_;
     s.listening = true;
     int rc = uv_tcp_bind(&s.listener, reinterpret_cast<sockaddr*>(&addr), 0);
@@ -287,6 +325,13 @@ std::error_code server::listen(const std::string& host, int port) {
     if (rc != 0) {
         close();
         return std::error_code(-rc, std::generic_category());
+    }
+    if (s.options.idle_timeout_ms > 0) {
+        std::uint64_t every = std::max<std::uint64_t>(1, s.options.idle_timeout_ms / 4);
+        uv_timer_start(
+            &s.idle_sweep, [](uv_timer_t* t) { static_cast<impl*>(t->data)->sweep_idle(); },
+            every, every);
+        uv_unref(reinterpret_cast<uv_handle_t*>(&s.idle_sweep));  // never keeps the loop alive
     }
     sockaddr_storage bound{};
     int len = sizeof(bound);
@@ -305,8 +350,19 @@ void server::impl::close_listener() {
     closed = true;
     if (!listening) return;
     listening = false;
-    uv_close(reinterpret_cast<uv_handle_t*>(&listener),
-             [](uv_handle_t* h) { static_cast<impl*>(h->data)->self_while_open.reset(); });
+    auto on_closed = [](uv_handle_t* h) {
+        auto* self = static_cast<impl*>(h->data);
+        if (--self->open_handles == 0) self->self_while_open.reset();
+    };
+    uv_close(reinterpret_cast<uv_handle_t*>(&listener), on_closed);
+    uv_close(reinterpret_cast<uv_handle_t*>(&idle_sweep), on_closed);
+}
+
+void server::impl::sweep_idle() {
+    std::uint64_t now = uv_now(loop);
+    auto conns = connections;
+    for (auto& c : conns)
+        if (!c->busy && now - c->last_activity_ms >= options.idle_timeout_ms) c->close();
 }
 
 void server::stop_accepting() {

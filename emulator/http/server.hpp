@@ -9,6 +9,7 @@
 #include <uv.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -46,6 +47,9 @@ enum class parse_failure {
 struct server_options {
     std::size_t body_limit = 10 * 1024 * 1024;
     std::size_t header_limit = 64 * 1024;
+    // A connection with no request in progress (idle keep-alive, or a request whose head or
+    // body stopped arriving) is closed after this long without bytes. 0 disables.
+    std::uint64_t idle_timeout_ms = 60000;
     // Builds the answer to a request that cannot be parsed; the connection is closed after it.
     std::function<response(parse_failure)> on_parse_failure;
 };
