@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 #include <uv.h>
 
 #include <csignal>
@@ -91,6 +92,29 @@ std::map<std::string, std::string> process_env() {
     return out;
 }
 
+// SAM CLI's --parameter-overrides forms: "Key=Value", several separated by spaces
+// ('Env=prod Size=2'), and CloudFormation's "ParameterKey=Key,ParameterValue=Value".
+void parse_parameter_overrides(const std::string& arg, std::map<std::string, std::string>& out) {
+    std::istringstream words(arg);
+    std::string word;
+    while (words >> word) {
+        const std::string key_prefix = "ParameterKey=", value_marker = ",ParameterValue=";
+        if (word.rfind(key_prefix, 0) == 0) {
+            auto marker = word.find(value_marker);
+            if (marker == std::string::npos)
+                throw CLI::ValidationError("--parameter-overrides",
+                                           "expected ParameterKey=K,ParameterValue=V, got '" + word + "'");
+            out[word.substr(key_prefix.size(), marker - key_prefix.size())] =
+                word.substr(marker + value_marker.size());
+            continue;
+        }
+        auto eq = word.find('=');
+        if (eq == std::string::npos || eq == 0)
+            throw CLI::ValidationError("--parameter-overrides", "expected Key=Value, got '" + word + "'");
+        out[word.substr(0, eq)] = word.substr(eq + 1);
+    }
+}
+
 struct load_flags {
     std::string path = ".";
     std::vector<std::string> parameter_overrides;
@@ -99,12 +123,7 @@ struct load_flags {
 
 config::stack load(const load_flags& f) {
     config::load_options o;
-    for (const auto& kv : f.parameter_overrides) {
-        auto eq = kv.find('=');
-        if (eq == std::string::npos || eq == 0)
-            throw CLI::ValidationError("--parameter-overrides", "expected Key=Value, got '" + kv + "'");
-        o.parameter_overrides[kv.substr(0, eq)] = kv.substr(eq + 1);
-    }
+    for (const auto& arg : f.parameter_overrides) parse_parameter_overrides(arg, o.parameter_overrides);
     if (!f.stage.empty()) o.stage = f.stage;
     o.env = process_env();
     return config::load_stack(f.path, o);
@@ -157,7 +176,8 @@ int run_up(const load_flags& lf, int port, const std::string& host,
            std::optional<std::uint64_t> seed_flag) {
     config::stack stack = load(lf);
     if (port >= 0) stack.settings.gateway_port = port;
-    if (!host.empty()) stack.settings.host = host;
+    // libuv binds numeric addresses only; "localhost" is what people type.
+    if (!host.empty()) stack.settings.host = host == "localhost" ? "127.0.0.1" : host;
     if (seed_flag) stack.settings.seed = seed_flag;
     std::uint64_t seed = stack.settings.seed.value_or(draw_seed());
 
@@ -250,6 +270,13 @@ int run_invoke(const load_flags& lf, const std::string& function, const std::str
         return 2;
     }
     std::string event = read_event(event_file, event_json);
+    // Lambda refuses a payload that is not JSON (InvalidRequestContentException) before any
+    // handler sees it.
+    if (!nlohmann::json::accept(event)) {
+        std::fprintf(stderr, "coldbrew invoke: the event is not valid JSON "
+                             "(Lambda would answer InvalidRequestContentException)\n");
+        return 2;
+    }
     std::uint64_t seed = stack.settings.seed.value_or(draw_seed());
 
     loop_owner lo;
@@ -299,8 +326,12 @@ int main(int argc, char** argv) {
     cli.add_option("--log-level", log_level, "coldbrew's own diagnostics: debug, info, warn, error")
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
 
+    cli.set_version_flag("--version", std::string("coldbrew ") + version_text);
+
     load_flags lf;
     auto add_load_flags = [&lf](CLI::App* sub) {
+        // Global options (--log-level) may also be given after the subcommand.
+        sub->fallthrough();
         sub->add_option("-t,--template", lf.path,
                         "template.yaml / serverless.yml, or the directory holding it (default: .)");
         sub->add_option("--parameter-overrides", lf.parameter_overrides,
@@ -331,7 +362,7 @@ int main(int argc, char** argv) {
     add_load_flags(val);
     val->add_option("path", lf.path, "Template or directory (same as --template)");
 
-    cli.add_subcommand("version", "Print coldbrew's version");
+    cli.add_subcommand("version", "Print coldbrew's version")->fallthrough();
 
     try {
         cli.parse(argc, argv);
