@@ -214,9 +214,17 @@ void app::on_gateway_request(http::request req, http::responder respond) {
     inv.on_done = [p](functions::invocation_result r) {
         auto kind = p->match.api->kind;
         switch (r.kind) {
-        case functions::outcome::success:
-            p->answer(gateway::map_response(r.payload, p->req, p->match, p->request_id));
+        case functions::outcome::success: {
+            std::string why;
+            auto res = gateway::map_response(r.payload, p->req, p->match, p->request_id, &why);
+            // Worded as API Gateway's execution log says it.
+            if (!why.empty())
+                spdlog::warn("{} {}: Execution failed due to configuration error: Malformed "
+                             "Lambda proxy response ({})",
+                             p->method, p->path, why);
+            p->answer(std::move(res));
             break;
+        }
         case functions::outcome::function_error:
             p->answer(gateway::error_response(kind, gateway::gateway_error::integration_failure,
                                               p->request_id));

@@ -77,8 +77,12 @@ const config::api* find_api(const config::stack& stack, std::string_view id) {
     return nullptr;
 }
 
+bool has_named_stage(const config::api& api) {
+    return !api.stage.empty() && api.stage != "$default";
+}
+
 std::string stage_path(const config::api& api, std::string_view path) {
-    if (api.stage.empty() || api.stage == "$default") return std::string(path);
+    if (!has_named_stage(api)) return std::string(path);
     std::string out = "/" + api.stage;
     // The root under a stage is "/{stage}/", as in the REST sample's requestContext.path
     // "/test/" for resourcePath "/". [REST-PROXY]

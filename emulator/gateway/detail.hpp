@@ -32,6 +32,10 @@ bool matches_any(const std::vector<std::string>& patterns, std::string_view medi
 // The API a route belongs to, nullptr when the stack has none with that id.
 const config::api* find_api(const config::stack& stack, std::string_view id);
 
+// Whether the API's stage is served under a "/{stage}" prefix: every REST stage, and an HTTP
+// API stage other than $default (only $default is served at the root).
+bool has_named_stage(const config::api& api);
+
 // The path a function sees for a stage: "/{stage}" + path, or path alone for "$default".
 std::string stage_path(const config::api& api, std::string_view path);
 

@@ -28,7 +28,8 @@ struct route_match {
 };
 
 // All routes of every API, served on one port at their paths as `sam local start-api` does.
-// REST routes also answer under a leading "/{stage}" segment (serverless-offline's URLs).
+// Routes of an API with a named stage (REST; HTTP API other than $default) also answer under a
+// leading "/{stage}" segment, as AWS serves them; that form is tried first.
 class route_table {
   public:
     explicit route_table(const config::stack& stack);
@@ -39,8 +40,9 @@ class route_table {
     std::optional<route_match> match(std::string_view method, std::string_view raw_path) const;
 
     // Which API kind answers a miss: REST 403 "Missing Authentication Token" or HTTP API 404.
-    // The kind of an API having a route on this path (any method), else REST if the stack
-    // has a REST API, else HTTP.
+    // The kind of an API having a route on this path (any method), else of the API whose
+    // named stage is the path's first segment, else REST if the stack has a REST API, else
+    // HTTP.
     config::api_kind miss_kind(std::string_view raw_path) const;
 
   private:
@@ -91,10 +93,17 @@ http::response error_response(config::api_kind kind, gateway_error error,
 // Maps the function's successful output to the client response, per the route's payload
 // format version. Malformed output (REST: body not a string, multiValueHeaders value not a
 // list, unknown top-level key, missing/invalid statusCode, not a JSON object; 2.0: invalid
-// JSON) gives error_response(integration_failure). 2.0 infers a response when statusCode is
-// missing. Adds Content-Type application/json when the function gave none.
+// JSON; both: a 1xx statusCode, a header name that is not an RFC 9110 token, a header value
+// or cookie holding CR, LF or NUL) gives error_response(integration_failure). 2.0 infers a
+// response when statusCode is missing. Adds Content-Type application/json when the function
+// gave none; a function's Content-Length never reaches the client as such (REST remaps it to
+// x-amzn-Remapped-Content-Length, HTTP APIs drop it), since the server sets its own.
+// `why`, when given, receives the reason output was malformed, in words for API Gateway's
+// execution log line "Malformed Lambda proxy response (<why>)" — e.g. "body must be a
+// string", "statusCode missing", "invalid header name 'bad name'"; function-supplied text in
+// it is escaped to printable ASCII. It is set to "" when the output mapped.
 http::response map_response(std::string_view output, const http::request& req, const route_match& m,
-                            const std::string& request_id);
+                            const std::string& request_id, std::string* why = nullptr);
 
 // The REST `x-amz-apigw-id` value for a request id: 16 base64 characters ending in '='
 // ("K2G9wEbUoAMEvag=" in captured responses), stable for a given id. Callers may use it as

@@ -77,26 +77,88 @@ void add_function_header(http::response& res, config::api_kind kind, std::string
     res.add(std::move(name), std::move(value));
 }
 
-// statusCode: an integer 100–599. A numeric string ("200") and an integral float (200.0) are
+// Every malformed-output path returns through here, so the reason always reaches the log.
+std::nullopt_t fail(std::string& why, std::string reason) {
+    why = std::move(reason);
+    return std::nullopt;
+}
+
+// Function-supplied text for a log line: printable ASCII as is, anything else as \xNN, cut
+// at 64 characters, so a hostile header name cannot forge log lines either.
+std::string printable(std::string_view s) {
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out;
+    for (std::size_t i = 0; i < s.size() && i < 64; ++i) {
+        auto c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x20 && c < 0x7f) {
+            out.push_back(static_cast<char>(c));
+        } else {
+            out += "\\x";
+            out.push_back(hex[c >> 4]);
+            out.push_back(hex[c & 0xf]);
+        }
+    }
+    if (s.size() > 64) out += "...";
+    return out;
+}
+
+// RFC 9110 §5.6.2 token: the only characters a field name may hold.
+bool is_token(std::string_view s) {
+    if (s.empty()) return false;
+    for (char ch : s) {
+        auto c = static_cast<unsigned char>(ch);
+        bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                  std::string_view("!#$%&'*+-.^_`|~").find(ch) != std::string_view::npos;
+        if (!ok) return false;
+    }
+    return true;
+}
+
+// Header names and values are written to the wire as given, so a CR or LF in either would let
+// the function inject header lines (or a whole response) into the client's stream. API
+// Gateway does not pass such headers through; whether it drops the header or fails the
+// response is unverified per case, and coldbrew fails the response (REST 502 / HTTP 500) so
+// the mistake is visible. Values may hold obs-text (UTF-8 bytes) and HTAB, but not CR, LF or
+// NUL (RFC 9110 §5.5 calls those three invalid and dangerous).
+bool check_header(std::string_view name, std::string_view value, std::string& why) {
+    if (!is_token(name)) {
+        why = "invalid header name '" + printable(name) + "'";
+        return false;
+    }
+    if (value.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos) {
+        why = "invalid value for header '" + std::string(name) + "' (CR, LF or NUL)";
+        return false;
+    }
+    return true;
+}
+
+// statusCode: an integer 200–599. A numeric string ("200") and an integral float (200.0) are
 // accepted too (unverified; AWS's parser is lenient about quoted numbers in practice).
-std::optional<int> status_of(const json& v) {
+// 1xx is refused: in HTTP/1.1 a 1xx is an interim response, and a client given one as the
+// final answer keeps waiting for the real one or fails. How AWS treats a 1xx statusCode is
+// unverified; coldbrew calls it a malformed proxy response.
+std::optional<int> status_of(const json& v, std::string& why) {
     long long n = 0;
     if (v.is_number_integer()) {
         n = v.get<long long>();
     } else if (v.is_number_float()) {
         double d = v.get<double>();
-        if (d != static_cast<double>(static_cast<long long>(d))) return std::nullopt;
+        if (!(d >= -1e15 && d <= 1e15) || d != static_cast<double>(static_cast<long long>(d)))
+            return fail(why, "statusCode is not an integer");
         n = static_cast<long long>(d);
     } else if (v.is_string()) {
         const auto& s = v.get_ref<const std::string&>();
-        if (s.empty() || s.size() > 3) return std::nullopt;
+        if (s.empty() || s.size() > 3) return fail(why, "statusCode is not an integer");
         for (char c : s)
-            if (c < '0' || c > '9') return std::nullopt;
+            if (c < '0' || c > '9') return fail(why, "statusCode is not an integer");
         n = std::stoll(s);
     } else {
-        return std::nullopt;
+        return fail(why, "statusCode is not an integer");
     }
-    if (n < 100 || n > 599) return std::nullopt;
+    if (n >= 100 && n <= 199)
+        return fail(why, "statusCode " + std::to_string(n) + " is informational (1xx)");
+    if (n < 200 || n > 599)
+        return fail(why, "statusCode " + std::to_string(n) + " is not in 200-599");
     return static_cast<int>(n);
 }
 
@@ -109,29 +171,37 @@ std::optional<std::string> scalar_text(const json& v) {
 }
 
 // Body: a string, or absent/null (empty). Anything else is malformed (spec §8).
-std::optional<std::string> body_of(const json& obj) {
+std::optional<std::string> body_of(const json& obj, std::string& why) {
     auto it = obj.find("body");
     if (it == obj.end() || it->is_null()) return std::string();
-    if (!it->is_string()) return std::nullopt;
+    if (!it->is_string()) return fail(why, "body must be a string");
     return it->get<std::string>();
 }
 
-std::optional<bool> flag_of(const json& obj, const char* key) {
+std::optional<bool> flag_of(const json& obj, const char* key, std::string& why) {
     auto it = obj.find(key);
     if (it == obj.end() || it->is_null()) return false;
-    if (!it->is_boolean()) return std::nullopt; // unverified: strict
+    // Strict (unverified): "true" as a string is not accepted.
+    if (!it->is_boolean()) return fail(why, std::string(key) + " must be a boolean");
     return it->get<bool>();
 }
 
 // `headers`: object of scalars; null values are skipped (unverified).
-bool read_headers(const json& obj, http::header_list& out) {
+bool read_headers(const json& obj, http::header_list& out, std::string& why) {
     auto it = obj.find("headers");
     if (it == obj.end() || it->is_null()) return true;
-    if (!it->is_object()) return false;
+    if (!it->is_object()) {
+        why = "headers must be an object";
+        return false;
+    }
     for (const auto& [name, v] : it->items()) {
         if (v.is_null()) continue;
         auto text = scalar_text(v);
-        if (!text) return false;
+        if (!text) {
+            why = "header '" + printable(name) + "' must be a string, number or boolean";
+            return false;
+        }
+        if (!check_header(name, *text, why)) return false;
         out.emplace_back(name, std::move(*text));
     }
     return true;
@@ -153,10 +223,11 @@ bool rest_decodes(const http::request& req, const config::api& api,
 
 // Payload format 1.0 (REST and HTTP API): spec §4.2, §4.4.
 std::optional<http::response> map_v1(std::string_view output, const http::request& req,
-                                     const config::api& api) {
+                                     const config::api& api, std::string& why) {
     const bool rest = api.kind == config::api_kind::rest;
     json out = json::parse(output, nullptr, false);
-    if (out.is_discarded() || !out.is_object()) return std::nullopt;
+    if (out.is_discarded()) return fail(why, "output is not valid JSON");
+    if (!out.is_object()) return fail(why, "output is not a JSON object");
 
     if (rest) {
         // REST rejects unknown top-level keys; HTTP API ignores them (SAM CLI's
@@ -169,26 +240,27 @@ std::optional<http::response> map_v1(std::string_view output, const http::reques
             bool ok = false;
             for (const char* a : allowed)
                 ok = ok || key == a;
-            if (!ok) return std::nullopt;
+            if (!ok)
+                return fail(why, "unknown key '" + printable(key) + "' in a REST proxy response");
         }
     }
 
     auto sc = out.find("statusCode");
-    if (sc == out.end()) return std::nullopt; // required for 1.0 on both kinds (spec §4.4)
-    auto status = status_of(*sc);
+    if (sc == out.end()) return fail(why, "statusCode missing"); // 1.0 on both kinds (§4.4)
+    auto status = status_of(*sc, why);
     if (!status) return std::nullopt;
 
-    auto body = body_of(out);
+    auto body = body_of(out, why);
     if (!body) return std::nullopt;
-    auto is_b64 = flag_of(out, "isBase64Encoded");
+    auto is_b64 = flag_of(out, "isBase64Encoded", why);
     if (!is_b64) return std::nullopt;
     if (!*is_b64 && rest && out.contains("base64Encoded")) {
-        is_b64 = flag_of(out, "base64Encoded");
+        is_b64 = flag_of(out, "base64Encoded", why);
         if (!is_b64) return std::nullopt;
     }
 
     http::header_list single;
-    if (!read_headers(out, single)) return std::nullopt;
+    if (!read_headers(out, single, why)) return std::nullopt;
 
     // multiValueHeaders: object of arrays of scalars (a string value is malformed,
     // serverless-offline#1082). Merged with headers; on the same name (any case)
@@ -196,15 +268,19 @@ std::optional<http::response> map_v1(std::string_view output, const http::reques
     http::header_list multi;
     std::vector<std::string> multi_names;
     if (auto mv = out.find("multiValueHeaders"); mv != out.end() && !mv->is_null()) {
-        if (!mv->is_object()) return std::nullopt;
+        if (!mv->is_object()) return fail(why, "multiValueHeaders must be an object");
         for (const auto& [name, values] : mv->items()) {
             if (values.is_null()) continue;
-            if (!values.is_array()) return std::nullopt;
+            if (!values.is_array())
+                return fail(why, "multiValueHeaders '" + printable(name) + "' must be a list");
             multi_names.push_back(name);
             for (const auto& v : values) {
                 if (v.is_null()) continue;
                 auto text = scalar_text(v);
-                if (!text) return std::nullopt;
+                if (!text)
+                    return fail(why, "multiValueHeaders '" + printable(name) +
+                                         "' values must be strings, numbers or booleans");
+                if (!check_header(name, *text, why)) return std::nullopt;
                 multi.emplace_back(name, std::move(*text));
             }
         }
@@ -227,7 +303,7 @@ std::optional<http::response> map_v1(std::string_view output, const http::reques
     if (*is_b64 && (!rest || rest_decodes(req, api, *res.header("Content-Type")))) {
         // HTTP API always decodes (SAM "based on trials", spec §4.2).
         auto bytes = codec::base64_decode(*body);
-        if (!bytes) return std::nullopt;
+        if (!bytes) return fail(why, "body is not valid base64");
         res.body = std::move(*bytes);
     } else {
         res.body = std::move(*body); // {statusCode:200} alone is 200 with no body (spec §8)
@@ -236,9 +312,10 @@ std::optional<http::response> map_v1(std::string_view output, const http::reques
 }
 
 // Payload format 2.0: [HTTP-LAMBDA], spec §4.4.
-std::optional<http::response> map_v2(std::string_view output, const config::api& api) {
+std::optional<http::response> map_v2(std::string_view output, const config::api& api,
+                                     std::string& why) {
     json out = json::parse(output, nullptr, false);
-    if (out.is_discarded()) return std::nullopt; // valid JSON is required
+    if (out.is_discarded()) return fail(why, "output is not valid JSON"); // required
 
     http::response res;
     if (!out.is_object() || !out.contains("statusCode")) {
@@ -251,24 +328,26 @@ std::optional<http::response> map_v2(std::string_view output, const config::api&
         return res;
     }
 
-    auto status = status_of(out["statusCode"]);
+    auto status = status_of(out["statusCode"], why);
     if (!status) return std::nullopt;
     res.status = *status;
-    auto body = body_of(out); // a non-string body is malformed (unverified for 2.0)
+    auto body = body_of(out, why); // a non-string body is malformed (unverified for 2.0)
     if (!body) return std::nullopt;
-    auto is_b64 = flag_of(out, "isBase64Encoded");
+    auto is_b64 = flag_of(out, "isBase64Encoded", why);
     if (!is_b64) return std::nullopt;
 
     http::header_list headers;
-    if (!read_headers(out, headers)) return std::nullopt;
+    if (!read_headers(out, headers, why)) return std::nullopt;
     for (auto& [name, value] : headers)
         add_function_header(res, api.kind, std::move(name), std::move(value));
 
     // Each cookies[] entry becomes its own Set-Cookie (spec §8).
     if (auto c = out.find("cookies"); c != out.end() && !c->is_null()) {
-        if (!c->is_array()) return std::nullopt;
+        if (!c->is_array()) return fail(why, "cookies must be a list of strings");
         for (const auto& cookie : *c) {
-            if (!cookie.is_string()) return std::nullopt;
+            if (!cookie.is_string()) return fail(why, "cookies must be a list of strings");
+            if (!check_header("Set-Cookie", cookie.get_ref<const std::string&>(), why))
+                return std::nullopt;
             res.add("Set-Cookie", cookie.get<std::string>());
         }
     }
@@ -279,14 +358,13 @@ std::optional<http::response> map_v2(std::string_view output, const config::api&
 
     if (*is_b64) { // HTTP APIs always decode
         auto bytes = codec::base64_decode(*body);
-        if (!bytes) return std::nullopt;
+        if (!bytes) return fail(why, "body is not valid base64");
         res.body = std::move(*bytes);
     } else {
         res.body = std::move(*body);
     }
     return res;
 }
-
 } // namespace
 
 std::string apigw_id_for(std::string_view request_id) {
@@ -323,11 +401,14 @@ http::response error_response(config::api_kind kind, gateway_error error,
 }
 
 http::response map_response(std::string_view output, const http::request& req, const route_match& m,
-                            const std::string& request_id) {
+                            const std::string& request_id, std::string* why) {
     const config::api& api = *m.api;
+    std::string reason;
     auto res = m.route->payload_format_version == "2.0" && api.kind == config::api_kind::http
-                   ? map_v2(output, api)
-                   : map_v1(output, req, api);
+                   ? map_v2(output, api, reason)
+                   : map_v1(output, req, api, reason);
+    if (!res && reason.empty()) reason = "malformed output"; // every failure path sets one
+    if (why) *why = res ? std::string() : std::move(reason);
     if (!res) return error_response(api.kind, gateway_error::integration_failure, request_id);
     stamp_request_id(*res, api.kind, request_id);
     return std::move(*res);

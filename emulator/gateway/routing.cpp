@@ -18,10 +18,14 @@
 //   match "/hello"; it may match "/{proxy+}" with proxy "hello/". Reported for AWS REST at
 //   piotrnowicki.com/aws/2019/01/01/aws-rest-trailing-slash.
 // - $default (HTTP API) answers any method and path, after everything else.
-// - Stage prefix: routes are served at their own paths as `sam local start-api` does; a REST
-//   request "/{stage}/rest" that matches nothing directly is retried as "/rest" against that
-//   REST API's routes (serverless-offline URLs such as "/dev/hello"). This is tried before any
-//   $default route, so a REST stage URL is not swallowed by an HTTP API catch-all.
+// - Stage prefix: AWS serves a named stage under "/{stage}" — every REST stage, and an HTTP
+//   API stage other than $default (rawPath then includes it). When the first segment names
+//   such a stage, the rest of the path is matched first against that API's routes ("/v1/h/x"
+//   -> "/h/x", route_match::path "/h/x"); so "/dev/users" gives {proxy+} "users", not
+//   "dev/users"; then that API's $default route (path stripped too). Otherwise routes are
+//   served at their own paths as `sam local start-api` does ("/h/x" works for a v1 stage
+//   too), and last any $default route. So a stage URL is not swallowed by another API's
+//   routes or catch-all.
 // - Several APIs on one port: the best candidate over all of them; ties go to the route listed
 //   first in the stack.
 
@@ -142,39 +146,52 @@ route_match to_match(candidate&& c, std::string path) {
     return m;
 }
 
+// Whether `segment` (a raw first path segment) is the API's "/{stage}" prefix.
+bool names_stage(const config::api& a, std::string_view segment) {
+    return detail::has_named_stage(a) && a.stage == segment;
+}
+
+// The first $default route, of the API whose named stage is `stage` when one is given; it
+// sees `path`.
+std::optional<route_match> default_match(const config::stack& stack,
+                                         std::optional<std::string_view> stage,
+                                         std::string_view path) {
+    for (const auto& r : stack.routes) {
+        if (r.path != "$default") continue;
+        const config::api* api = detail::find_api(stack, r.api_id);
+        if (!api || (stage && !names_stage(*api, *stage))) continue;
+        route_match m;
+        m.route = &r;
+        m.api = api;
+        m.path = std::string(path);
+        return m;
+    }
+    return std::nullopt;
+}
+
 std::optional<route_match> find(const config::stack& stack, std::optional<std::string_view> method,
                                 std::string_view raw_path) {
     if (raw_path.empty() || raw_path.front() != '/') return std::nullopt;
     auto segs = split_segments(raw_path);
 
-    if (auto c = find_best(stack, segs, method, [](const config::api&) { return true; }))
-        return to_match(std::move(*c), std::string(raw_path));
-
+    // 1. A stage URL: the rest of the path against that stage's API, then its $default.
     if (!segs.empty()) {
         std::string_view first = segs.front();
+        std::string_view stripped = raw_path.substr(1 + first.size()); // "" for "/{stage}"
+        if (stripped.empty()) stripped = "/";
         std::vector<std::string_view> rest(segs.begin() + 1, segs.end());
         // "/{stage}" and "/{stage}/" both name the stage's root resource.
         if (rest.size() == 1 && rest.front().empty()) rest.clear();
-        auto stage_api = [&](const config::api& a) {
-            return a.kind == config::api_kind::rest && !a.stage.empty() && a.stage == first;
-        };
-        if (auto c = find_best(stack, rest, method, stage_api)) {
-            std::string path(raw_path.substr(1 + first.size()));
-            return to_match(std::move(*c), path.empty() ? "/" : path);
-        }
+        auto stage_api = [&](const config::api& a) { return names_stage(a, first); };
+        if (auto c = find_best(stack, rest, method, stage_api))
+            return to_match(std::move(*c), std::string(stripped));
+        if (auto m = default_match(stack, first, stripped)) return m;
     }
 
-    for (const auto& r : stack.routes) {
-        if (r.path != "$default") continue;
-        if (const config::api* api = detail::find_api(stack, r.api_id)) {
-            route_match m;
-            m.route = &r;
-            m.api = api;
-            m.path = std::string(raw_path);
-            return m;
-        }
-    }
-    return std::nullopt;
+    // 2. The bare path, sam local style; 3. any $default route.
+    if (auto c = find_best(stack, segs, method, [](const config::api&) { return true; }))
+        return to_match(std::move(*c), std::string(raw_path));
+    return default_match(stack, std::nullopt, raw_path);
 }
 
 } // namespace
@@ -188,6 +205,10 @@ std::optional<route_match> route_table::match(std::string_view method,
 
 config::api_kind route_table::miss_kind(std::string_view raw_path) const {
     if (auto m = find(*stack_, std::nullopt, raw_path)) return m->api->kind;
+    // Under a stage's URL the miss is that API's: "/v1/nope" on an HTTP API stage v1 is a 404.
+    if (auto segs = split_segments(raw_path); !segs.empty())
+        for (const auto& a : stack_->apis)
+            if (names_stage(a, segs.front())) return a.kind;
     for (const auto& a : stack_->apis)
         if (a.kind == config::api_kind::rest) return config::api_kind::rest;
     return config::api_kind::http;

@@ -302,3 +302,165 @@ TEST_CASE("request id headers: x-amzn-RequestId always, x-amz-apigw-id / Apigw-R
     CHECK(f.map("/r", "bad").header("x-amz-apigw-id") == apigw_id_for(rid));
     CHECK(f.map("/h2", "1").header("Apigw-Requestid") == rid);
 }
+
+namespace {
+
+// Whether a mapped response is the integration failure of the route's API kind.
+bool is_failure(const http::response& res) {
+    return (res.status == 502 && res.body == R"({"message": "Internal server error"})") ||
+           (res.status == 500 && res.body == R"({"message":"Internal Server Error"})");
+}
+
+// A proxy response for `path`'s payload format with one extra field, e.g. headers.
+std::string with(std::string_view field) {
+    return std::string(R"({"statusCode":200,"body":"ok",)") + std::string(field) + "}";
+}
+
+} // namespace
+
+TEST_CASE("response headers: CR, LF or NUL in a value is a malformed response", "[unit]") {
+    fixture f;
+    for (const char* value :
+         {R"(foo\r\nInjected: yes)", R"(foo\nInjected: yes)", R"(foo\r)", R"(a\u0000b)"}) {
+        INFO(value);
+        std::string headers = std::string(R"("headers":{"x-a":")") + value + R"("})";
+        check_rest_502(f.map("/r", with(headers)));
+        CHECK(f.map("/h1", with(headers)).status == 500);
+        CHECK(f.map("/h2", with(headers)).status == 500);
+        std::string multi = std::string(R"("multiValueHeaders":{"x-a":["ok",")") + value + R"("]})";
+        check_rest_502(f.map("/r", with(multi)));
+        CHECK(f.map("/h1", with(multi)).status == 500);
+        std::string cookies = std::string(R"("cookies":["a=1",")") + value + R"("])";
+        CHECK(f.map("/h2", with(cookies)).status == 500);
+        // An injected line never reaches a response in any form.
+        for (const auto* path : {"/r", "/h1", "/h2"})
+            for (const auto& [k, v] : f.map(path, with(headers)).headers)
+                CHECK(v.find_first_of(std::string("\r\n\0", 3)) == std::string::npos);
+    }
+}
+
+TEST_CASE("response headers: a name that is not an RFC 9110 token is malformed", "[unit]") {
+    fixture f;
+    for (const char* name : {"bad name", "", "x:y", R"(x\u0001)", R"(x\r\nInjected: yes)",
+                             R"(x\ty)", "caf\xc3\xa9", "(x)"}) {
+        INFO(name);
+        std::string headers = std::string(R"("headers":{")") + name + R"(":"v"})";
+        check_rest_502(f.map("/r", with(headers)));
+        CHECK(f.map("/h1", with(headers)).status == 500);
+        CHECK(f.map("/h2", with(headers)).status == 500);
+        std::string multi = std::string(R"("multiValueHeaders":{")") + name + R"(":["v"]})";
+        check_rest_502(f.map("/r", with(multi)));
+        CHECK(f.map("/h1", with(multi)).status == 500);
+    }
+}
+
+TEST_CASE("response headers: values may carry UTF-8, obs-text and tabs; names any tchar",
+          "[unit]") {
+    fixture f;
+    auto res = f.map("/r", with(R"("headers":{"X-Utf8":"café ☕","X-Tab":"a\tb",)"
+                                R"("!#$%&'*+-.^_`|~09azAZ":"t"},)"
+                                R"("multiValueHeaders":{"X-M":["é"]})"));
+    CHECK(res.status == 200);
+    CHECK(res.header("X-Utf8") == "café ☕");
+    CHECK(res.header("X-Tab") == "a\tb");
+    CHECK(res.header("!#$%&'*+-.^_`|~09azAZ") == "t");
+    CHECK(res.header("X-M") == "é");
+    auto v2 = f.map("/h2", with(R"("headers":{"x-u":"ü"},"cookies":["n=ü; Path=/"])"));
+    CHECK(v2.status == 200);
+    CHECK(v2.header("x-u") == "ü");
+    CHECK(v2.header("Set-Cookie") == "n=ü; Path=/");
+    // A header whose value is null is skipped, whatever its name.
+    CHECK(f.map("/r", with(R"("headers":{"bad name":null})")).status == 200);
+}
+
+TEST_CASE("statusCode: 1xx is not a final response, 200-599 are", "[unit]") {
+    fixture f;
+    for (const char* code : {"100", "101", "103", "199", R"("101")"}) {
+        INFO(code);
+        std::string out = std::string(R"({"statusCode":)") + code + "}";
+        check_rest_502(f.map("/r", out));
+        CHECK(f.map("/h1", out).status == 500);
+        CHECK(f.map("/h2", out).status == 500);
+    }
+    for (int code : {200, 204, 304, 418, 599}) {
+        std::string out = R"({"statusCode":)" + std::to_string(code) + "}";
+        CHECK(f.map("/r", out).status == code);
+        CHECK(f.map("/h1", out).status == code);
+        CHECK(f.map("/h2", out).status == code);
+    }
+}
+
+TEST_CASE("map_response: why names the reason a response is malformed", "[unit]") {
+    fixture f;
+    auto why_of = [&](std::string_view path, std::string_view output) {
+        auto req = request("GET", std::string(path));
+        auto m = route_table(f.stack).match("GET", path);
+        REQUIRE(m);
+        std::string why = "stale";
+        auto res = map_response(output, req, *m, rid, &why);
+        CHECK(is_failure(res) == !why.empty());
+        return why;
+    };
+    CHECK(why_of("/r", R"({"statusCode":200,"body":{"a":1}})") == "body must be a string");
+    CHECK(why_of("/r", R"({"statusCode":200,"foo":1})") ==
+          "unknown key 'foo' in a REST proxy response");
+    CHECK(why_of("/r", R"({"body":"x"})") == "statusCode missing");
+    CHECK(why_of("/h1", R"({"body":"x"})") == "statusCode missing");
+    CHECK(why_of("/r", "not json") == "output is not valid JSON");
+    CHECK(why_of("/h2", "not json") == "output is not valid JSON");
+    CHECK(why_of("/r", "[1]") == "output is not a JSON object");
+    CHECK(why_of("/r", R"({"statusCode":"abc"})") == "statusCode is not an integer");
+    CHECK(why_of("/r", R"({"statusCode":101})") == "statusCode 101 is informational (1xx)");
+    CHECK(why_of("/h2", R"({"statusCode":700})") == "statusCode 700 is not in 200-599");
+    CHECK(why_of("/r", with(R"("headers":{"bad name":"v"})")) == "invalid header name 'bad name'");
+    // Function-supplied text is escaped, so it cannot forge a log line.
+    CHECK(why_of("/r", with(R"("headers":{"x\r\ny":"v"})")) ==
+          R"(invalid header name 'x\x0d\x0ay')");
+    CHECK(why_of("/h2", with(R"("headers":{"x-a":"foo\r\nInjected: yes"})")) ==
+          "invalid value for header 'x-a' (CR, LF or NUL)");
+    CHECK(why_of("/h2", with(R"("cookies":["a=1\r\nX: y"])")) ==
+          "invalid value for header 'Set-Cookie' (CR, LF or NUL)");
+    CHECK(why_of("/r", with(R"("multiValueHeaders":{"X-A":"1"})")) ==
+          "multiValueHeaders 'X-A' must be a list");
+    CHECK(why_of("/h1", R"({"statusCode":200,"body":"%%%","isBase64Encoded":true})") ==
+          "body is not valid base64");
+    CHECK(why_of("/r", R"({"statusCode":200,"isBase64Encoded":"yes"})") ==
+          "isBase64Encoded must be a boolean");
+    // Cleared when the output maps, including 2.0 inference.
+    CHECK(why_of("/r", R"({"statusCode":200})").empty());
+    CHECK(why_of("/h2", R"("hello")").empty());
+    // Optional: without it, nothing changes.
+    CHECK(f.map("/r", R"({"statusCode":200,"foo":1})").status == 502);
+}
+
+TEST_CASE("Content-Length: only the server's reaches the client", "[unit]") {
+    // The HTTP server adds Content-Length itself (http::response), so no mapped or error
+    // response may carry one of its own.
+    fixture f;
+    auto framing_free = [](const http::response& res) {
+        for (const auto& [k, v] : res.headers) {
+            INFO(k);
+            CHECK_FALSE(http::iequals(k, "Content-Length"));
+            CHECK_FALSE(http::iequals(k, "Transfer-Encoding"));
+        }
+    };
+    const std::string single =
+        with(R"("headers":{"content-length":"999","Transfer-Encoding":"chunked"})");
+    const std::string multi = with(R"("multiValueHeaders":{"Content-Length":["1","2"]})");
+    for (const auto* path : {"/r", "/h1", "/h2"}) {
+        INFO(path);
+        auto a = f.map(path, single);
+        CHECK(a.status == 200);
+        CHECK(a.body == "ok");
+        framing_free(a);
+        framing_free(f.map(path, multi));
+    }
+    CHECK(f.map("/r", single).header("x-amzn-Remapped-Content-Length") == "999");
+    CHECK(f.map("/r", multi).header("x-amzn-Remapped-Content-Length") == "1");
+    framing_free(f.map("/h2", R"({"content-length":"5"})")); // inferred: the output is the body
+    for (auto kind : {config::api_kind::rest, config::api_kind::http})
+        for (auto error : {gateway_error::missing_route, gateway_error::integration_failure,
+                           gateway_error::integration_timeout, gateway_error::lambda_rejected,
+                           gateway_error::request_too_large})
+            framing_free(error_response(kind, error, rid));
+}

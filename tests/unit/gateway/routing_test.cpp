@@ -2,6 +2,7 @@
 #include "tests/unit/gateway/gateway_fixtures.hpp"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <set>
 
 using namespace coldbrew;
@@ -134,13 +135,78 @@ TEST_CASE("routing: a REST path under /{stage} matches with the stage stripped",
     CHECK(served_by(t, "GET", "/prod/bye") == "bye");
 }
 
-TEST_CASE("routing: HTTP API stages are not stripped from the path", "[unit]") {
+TEST_CASE("routing: a named HTTP API stage is served under /{stage}", "[unit]") {
     config::stack s;
     s.apis = {http_api("H", "v1")};
-    s.routes = {route("H", "GET", "/hello", "hello", "2.0")};
+    s.routes = {route("H", "GET", "/hello", "hello", "2.0"),
+                route("H", "ANY", "/h/{proxy+}", "h", "2.0")};
     route_table t(s);
-    CHECK(served_by(t, "GET", "/hello") == "hello");
-    CHECK_FALSE(t.match("GET", "/v1/hello"));
+    auto m = t.match("GET", "/v1/hello");
+    REQUIRE(m);
+    CHECK(m->route->function == "hello");
+    CHECK(m->path == "/hello");
+    auto g = t.match("POST", "/v1/h/x");
+    REQUIRE(g);
+    CHECK(g->route->function == "h");
+    CHECK(g->path == "/h/x");
+    CHECK(g->path_parameters[0] == std::pair<std::string, std::string>{"proxy", "x"});
+    // The unprefixed path still works (sam local style).
+    auto bare = t.match("GET", "/hello");
+    REQUIRE(bare);
+    CHECK(bare->route->function == "hello");
+    CHECK(bare->path == "/hello");
+    CHECK_FALSE(t.match("GET", "/v2/hello"));
+
+    // rawPath carries the stage exactly once either way.
+    auto raw_path = [&](std::string_view path) {
+        auto req = request("POST", std::string(path));
+        auto mm = t.match("POST", path);
+        REQUIRE(mm);
+        return nlohmann::json::parse(build_event_v2(req, *mm, info()))["rawPath"]
+            .get<std::string>();
+    };
+    CHECK(raw_path("/v1/h/x") == "/v1/h/x");
+    CHECK(raw_path("/h/x") == "/v1/h/x");
+
+    // The $default stage has no prefix.
+    config::stack d;
+    d.apis = {http_api("D", "$default")};
+    d.routes = {route("D", "GET", "/hello", "hello", "2.0")};
+    CHECK_FALSE(route_table(d).match("GET", "/$default/hello"));
+}
+
+TEST_CASE("routing: a stage URL matches the stage's routes before the bare path", "[unit]") {
+    // "/dev/users" on AWS is resource "/users" of stage dev, so {proxy+} is "users".
+    config::stack s;
+    s.apis = {rest_api("R", "dev"), http_api("H", "v1")};
+    s.routes = {route("R", "ANY", "/{proxy+}", "r"), route("H", "ANY", "$default", "h", "2.0")};
+    route_table t(s);
+    auto m = t.match("GET", "/dev/users");
+    REQUIRE(m);
+    CHECK(m->route->function == "r");
+    CHECK(m->path == "/users");
+    CHECK(m->path_parameters[0] == std::pair<std::string, std::string>{"proxy", "users"});
+    // A $default route of a named HTTP API stage sees the path without the stage.
+    auto d = t.match("GET", "/v1");
+    REQUIRE(d);
+    CHECK(d->route->function == "h");
+    CHECK(d->path == "/");
+    // Without a stage prefix the bare path is matched as before.
+    auto bare = t.match("GET", "/v1x/users");
+    REQUIRE(bare);
+    CHECK(bare->route->function == "r");
+    CHECK(bare->path == "/v1x/users");
+
+    config::stack only_default;
+    only_default.apis = {http_api("H", "v1")};
+    only_default.routes = {route("H", "ANY", "$default", "h", "2.0")};
+    route_table td(only_default);
+    auto staged = td.match("PUT", "/v1/a/b");
+    REQUIRE(staged);
+    CHECK(staged->path == "/a/b");
+    auto unstaged = td.match("PUT", "/a/b");
+    REQUIRE(unstaged);
+    CHECK(unstaged->path == "/a/b");
 }
 
 TEST_CASE("routing: %2F stays inside one segment, other escapes are decoded", "[unit]") {
@@ -200,6 +266,17 @@ TEST_CASE("routing: miss_kind names the API that would answer", "[unit]") {
     only_http.apis = {http_api("H")};
     only_http.routes = {route("H", "GET", "/http", "h", "2.0")};
     CHECK(route_table(only_http).miss_kind("/nowhere") == config::api_kind::http);
+
+    // Under a named HTTP API stage a miss is that API's 404, even beside a REST API.
+    config::stack staged;
+    staged.apis = {rest_api("R", "Prod"), http_api("H", "v1")};
+    staged.routes = {route("R", "GET", "/rest", "r"), route("H", "GET", "/http", "h", "2.0")};
+    route_table ts(staged);
+    CHECK(ts.miss_kind("/v1/nope") == config::api_kind::http);
+    CHECK(ts.miss_kind("/v1") == config::api_kind::http);
+    CHECK(ts.miss_kind("/v1/http") == config::api_kind::http); // e.g. POST
+    CHECK(ts.miss_kind("/Prod/nope") == config::api_kind::rest);
+    CHECK(ts.miss_kind("/nope") == config::api_kind::rest);
 }
 
 TEST_CASE("api_id_for: stable 10 characters of [a-z0-9]", "[unit]") {
