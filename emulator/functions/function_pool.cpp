@@ -122,7 +122,10 @@ pool_stats function_pool::stats() const {
 }
 
 void function_pool::invoke(invocation inv) {
-    auto request_id = models::uuid_v4(*ctx_.rng, "lambda-request-id", fn_.name, next_request_index_++);
+    // Request ids and trace ids are draws keyed by the function and its invocation count, so a
+    // seeded run repeats them exactly.
+    const std::uint64_t index = next_request_index_++;
+    auto request_id = models::uuid_v4(*ctx_.rng, "lambda-request-id", fn_.name, index);
     ++stats_.invocations;
     if (shut_down_) {
         invocation_result r;
@@ -146,10 +149,9 @@ void function_pool::invoke(invocation inv) {
         char epoch[16];
         std::snprintf(epoch, sizeof(epoch), "%08llx",
                       static_cast<unsigned long long>(ctx_.clock->epoch_ms() / 1000));
-        auto idx = next_request_index_;
         inv.trace_id = std::string("Root=1-") + epoch + "-" +
-                       models::random_hex(*ctx_.rng, "trace-id", fn_.name, idx, 24) +
-                       ";Parent=" + models::random_hex(*ctx_.rng, "trace-parent", fn_.name, idx, 16) +
+                       models::random_hex(*ctx_.rng, "trace-id", fn_.name, index, 24) +
+                       ";Parent=" + models::random_hex(*ctx_.rng, "trace-parent", fn_.name, index, 16) +
                        ";Sampled=0";
     }
     ++in_flight_;
@@ -206,9 +208,7 @@ void function_pool::place(invocation inv, std::string request_id) {
         r.payload = runtime_api::platform_error_body(error_type, request_id, error_message);
         if (inv.on_done) inv.on_done(std::move(r));
         dead_.push_back(std::move(env));
-        uv_timer_start(reap_timer_, [](uv_timer_t* t) {
-            if (t->data) static_cast<function_pool*>(t->data)->collect_dead();
-        }, 0, 0);
+        schedule_collect();
         return;
     }
     ++stats_.cold_starts;
@@ -233,10 +233,7 @@ void function_pool::on_exit(execution_environment& env, std::optional<invocation
             break;
         }
     }
-    // Freed on the next loop turn: this call comes from inside the environment's callbacks.
-    uv_timer_start(reap_timer_, [](uv_timer_t* t) {
-        if (t->data) static_cast<function_pool*>(t->data)->collect_dead();
-    }, 0, 0);
+    schedule_collect();
     if (undelivered) {
         if (shut_down_) {
             --in_flight_;
@@ -251,7 +248,16 @@ void function_pool::on_exit(execution_environment& env, std::optional<invocation
     }
 }
 
-void function_pool::collect_dead() { dead_.clear(); }
+// Dead environments are freed on the next loop turn: the calls that retire them come from
+// inside their own callbacks.
+void function_pool::schedule_collect() {
+    uv_timer_start(
+        reap_timer_,
+        [](uv_timer_t* t) {
+            if (t->data) static_cast<function_pool*>(t->data)->dead_.clear();
+        },
+        0, 0);
+}
 
 void function_pool::shutdown() {
     shut_down_ = true;
@@ -265,8 +271,10 @@ std::vector<std::string> function_pool::environment_for(int runtime_api_port, in
     env["TZ"] = ":UTC";
     env["AWS_XRAY_CONTEXT_MISSING"] = "LOG_ERROR";
     for (const auto& [k, v] : ctx_.host_env) env[k] = v;
-    // What local tools expect, so handlers written for them run unchanged.
-    if (ctx_.settings) env["AWS_SAM_LOCAL"] = "true";
+    // The flags `sam local` (AWS_SAM_LOCAL) and serverless-offline (IS_OFFLINE) set, which
+    // handlers commonly test to pick local endpoints; set both so either kind of app runs
+    // unchanged.
+    env["AWS_SAM_LOCAL"] = "true";
     env["IS_OFFLINE"] = "true";
 
     for (const auto& [k, v] : fn_.environment) env[k] = v;

@@ -110,7 +110,7 @@ private:
     void on_done(const invocation_result& r);
     int capacity() const;
     std::vector<std::string> environment_for(int runtime_api_port, int index) const;
-    void collect_dead();
+    void schedule_collect();
 
     const config::function& fn_;
     pool_context& ctx_;
