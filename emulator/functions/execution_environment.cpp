@@ -123,6 +123,10 @@ void execution_environment::assign(invocation inv, std::string request_id) {
         deliver();
     } else if (phase_ == rt::phase::initializing) {
         start_timer(init_limit + std::chrono::seconds(fn_.timeout_s));
+    } else {
+        // Answered but not back on /next yet: if the runtime never returns (stuck after its
+        // response), the invocation still ends at the function timeout.
+        start_timer(std::chrono::seconds(fn_.timeout_s));
     }
 }
 
