@@ -8,6 +8,7 @@
 #include <uv.h>
 
 #include <csignal>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -92,12 +93,39 @@ std::map<std::string, std::string> process_env() {
     return out;
 }
 
+// Splits on whitespace outside quotes and drops the quotes: A="with space" B=2.
+std::vector<std::string> split_words(const std::string& s) {
+    std::vector<std::string> out;
+    std::string cur;
+    bool in_word = false;
+    char quote = 0;
+    for (char c : s) {
+        if (quote) {
+            if (c == quote)
+                quote = 0;
+            else
+                cur += c;
+        } else if (c == '"' || c == '\'') {
+            quote = c;
+            in_word = true;
+        } else if (std::isspace(static_cast<unsigned char>(c))) {
+            if (in_word) out.push_back(std::move(cur));
+            cur.clear();
+            in_word = false;
+        } else {
+            cur += c;
+            in_word = true;
+        }
+    }
+    if (in_word) out.push_back(std::move(cur));
+    return out;
+}
+
 // SAM CLI's --parameter-overrides forms: "Key=Value", several separated by spaces
-// ('Env=prod Size=2'), and CloudFormation's "ParameterKey=Key,ParameterValue=Value".
+// ('Env=prod Size=2'), values in double quotes, and CloudFormation's
+// "ParameterKey=Key,ParameterValue=Value".
 void parse_parameter_overrides(const std::string& arg, std::map<std::string, std::string>& out) {
-    std::istringstream words(arg);
-    std::string word;
-    while (words >> word) {
+    for (const auto& word : split_words(arg)) {
         const std::string key_prefix = "ParameterKey=", value_marker = ",ParameterValue=";
         if (word.rfind(key_prefix, 0) == 0) {
             auto marker = word.find(value_marker);
@@ -354,8 +382,9 @@ int main(int argc, char** argv) {
     auto* inv = cli.add_subcommand("invoke", "Invoke one function once; the result goes to stdout");
     inv->add_option("function", function, "Function logical id / key")->required();
     add_load_flags(inv);
-    inv->add_option("-e,--event", event_file, "File with the event JSON, or - for stdin (default: {})");
-    inv->add_option("--event-json", event_json, "The event JSON itself");
+    auto* event_opt = inv->add_option("-e,--event", event_file,
+                                      "File with the event JSON, or - for stdin (default: {})");
+    inv->add_option("--event-json", event_json, "The event JSON itself")->excludes(event_opt);
     inv->add_option("--seed", seed, "Seed for request ids");
 
     auto* val = cli.add_subcommand("validate", "Load and check the config; print functions and routes");

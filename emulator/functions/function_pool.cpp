@@ -166,6 +166,8 @@ void function_pool::place(invocation inv, std::string request_id) {
         for (auto& e : environments_)
             if (e->finishing() && (!best || e->last_used() > best->last_used())) best = e.get();
     if (best) {
+        spdlog::debug("{}: {} → warm execution environment (pid {})", fn_.name, request_id,
+                      best->pid());
         best->assign(std::move(inv), std::move(request_id));
         return;
     }
@@ -212,6 +214,8 @@ void function_pool::place(invocation inv, std::string request_id) {
         return;
     }
     ++stats_.cold_starts;
+    spdlog::debug("{}: {} → cold start, new execution environment (pid {})", fn_.name, request_id,
+                  env->pid());
     env->assign(std::move(inv), std::move(request_id));
     environments_.push_back(std::move(env));
 }

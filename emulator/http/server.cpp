@@ -71,7 +71,7 @@ bool writable_field(const std::string& name, const std::string& value) {
     return true;
 }
 
-std::string serialize(const response& res, bool keep_alive, bool head_request) {
+std::string serialize(const response& res, bool keep_alive, bool head_request, int version = 11) {
     // RFC 9110 §6.4.1: 1xx, 204 and 304 responses have no content; 1xx and 204 no
     // Content-Length either.
     bool no_content = res.status < 200 || res.status == 204 || res.status == 304;
@@ -98,7 +98,10 @@ std::string serialize(const response& res, bool keep_alive, bool head_request) {
         out += std::to_string(no_content ? 0 : res.body.size());
         out += "\r\n";
     }
-    if (!keep_alive) out += "Connection: close\r\n";
+    if (!keep_alive)
+        out += "Connection: close\r\n";
+    else if (version == 10)
+        out += "Connection: keep-alive\r\n";  // HTTP/1.0 closes unless told otherwise
     out += "\r\n";
     if (!head_request && !no_content) out += res.body;
     return out;
@@ -126,6 +129,7 @@ struct connection : std::enable_shared_from_this<connection> {
     bool closing = false;
     bool sent_continue = false;
     std::uint64_t last_activity_ms = 0;  // loop time of the last bytes read or written
+    std::uint64_t request_started_ms = 0;  // first bytes of the request being read; 0: none
     char readbuf[64 * 1024];
 
     explicit connection(std::shared_ptr<server::impl> o) : owner(std::move(o)) {}
@@ -165,6 +169,7 @@ struct connection : std::enable_shared_from_this<connection> {
                 }
                 c->last_activity_ms = uv_now(c->tcp.loop);
                 if (c->draining) return;
+                if (c->request_started_ms == 0 && !c->busy) c->request_started_ms = c->last_activity_ms;
                 c->inbuf.append(buf->base, static_cast<std::size_t>(n));
                 c->process();
             });
@@ -232,6 +237,7 @@ struct connection : std::enable_shared_from_this<connection> {
     }
 
     void dispatch() {
+        request_started_ms = 0;
         auto msg = parser->release();
         parser.reset();
         request req;
@@ -247,11 +253,12 @@ struct connection : std::enable_shared_from_this<connection> {
         bool head = msg.method() == bhttp::verb::head;
         busy = true;
         std::weak_ptr<connection> weak = shared_from_this();
-        owner->on_request(std::move(req), responder([weak, keep_alive, head](response res) {
+        int version = req.version;
+        owner->on_request(std::move(req), responder([weak, keep_alive, head, version](response res) {
                               auto c = weak.lock();
                               if (!c || c->closing) return;
                               bool keep = keep_alive && !c->last_request;
-                              c->write(serialize(res, keep, head), !keep);
+                              c->write(serialize(res, keep, head, version), !keep);
                               c->busy = false;
                               if (keep) c->process();
                           }));
@@ -327,7 +334,8 @@ std::error_code server::listen(const std::string& host, int port) {
         return std::error_code(-rc, std::generic_category());
     }
     if (s.options.idle_timeout_ms > 0) {
-        std::uint64_t every = std::max<std::uint64_t>(1, s.options.idle_timeout_ms / 4);
+        // Checked ten times per period: a connection closes at most 10% after its deadline.
+        std::uint64_t every = std::clamp<std::uint64_t>(s.options.idle_timeout_ms / 10, 1, 1000);
         uv_timer_start(
             &s.idle_sweep, [](uv_timer_t* t) { static_cast<impl*>(t->data)->sweep_idle(); },
             every, every);
@@ -361,8 +369,14 @@ void server::impl::close_listener() {
 void server::impl::sweep_idle() {
     std::uint64_t now = uv_now(loop);
     auto conns = connections;
-    for (auto& c : conns)
-        if (!c->busy && now - c->last_activity_ms >= options.idle_timeout_ms) c->close();
+    for (auto& c : conns) {
+        if (c->busy) continue;
+        // Silent for too long, or a request trickling in a byte at a time for too long.
+        bool silent = now - c->last_activity_ms >= options.idle_timeout_ms;
+        bool trickling = c->request_started_ms != 0 &&
+                         now - c->request_started_ms >= options.idle_timeout_ms;
+        if (silent || trickling) c->close();
+    }
 }
 
 void server::stop_accepting() {

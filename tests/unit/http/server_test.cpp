@@ -161,3 +161,29 @@ TEST_CASE("server: keep-alive serves several requests on one connection, in orde
     CHECK(b != std::string::npos);
     CHECK(a < b);
 }
+
+TEST_CASE("server: a request head trickling in byte by byte is dropped too", "[unit]") {
+    loop_fixture f;
+    server_options o;
+    o.idle_timeout_ms = 40;
+    server s(&f.loop, [&](request, responder) {}, o);
+    REQUIRE_FALSE(s.listen("127.0.0.1", 0));
+    int port = s.port();
+    // Keeps sending header lines faster than the idle timeout; bounded at 200 lines.
+    auto sent = f.drive([&] {
+        int fd = connect_to(port);
+        std::string head = "GET / HTTP/1.1\r\nHost: x\r\n";
+        ::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+        int lines = 0;
+        for (; lines < 200; ++lines) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            std::string line = "X-Drip: " + std::to_string(lines) + "\r\n";
+            if (::send(fd, line.data(), line.size(), MSG_NOSIGNAL) < 0) break;
+            char b;
+            if (::recv(fd, &b, 1, MSG_DONTWAIT) == 0) break;  // closed by the server
+        }
+        ::close(fd);
+        return std::to_string(lines);
+    });
+    CHECK(std::stoi(sent) < 200);
+}
