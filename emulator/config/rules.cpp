@@ -292,4 +292,16 @@ void check_environment_size(const function& fn, std::vector<std::string>& warnin
     }
 }
 
+std::optional<api> implicit_api(const std::vector<route>& routes, std::string_view id,
+                                api_kind kind) {
+    auto first = std::find_if(routes.begin(), routes.end(),
+                              [&](const route& r) { return r.api_id == id; });
+    if (first == routes.end()) return std::nullopt;
+    api a;
+    a.id = std::string(id);
+    a.kind = kind;
+    a.where = first->where;
+    return a;
+}
+
 } // namespace coldbrew::config::detail

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -53,6 +54,12 @@ void check_route_path(const ynode& at, const std::string& path, api_kind kind);
 //   variables the same way (ConflictException, unverified wording); a {name} beside a
 //   {proxy+} is accepted there (unverified), so only same-kind pairs are errors for them.
 void add_route(std::vector<route>& routes, route r, api_kind kind, const ynode& at);
+
+// An API the template never declares but its events use (SAM's ServerlessRestApi /
+// ServerlessHttpApi, serverless's ApiGatewayRestApi / HttpApi): exists only when some route
+// names it, and is located at its first route. nullopt when no route uses `id`.
+std::optional<api> implicit_api(const std::vector<route>& routes, std::string_view id,
+                                api_kind kind);
 
 // Throws `message` for a missing required key of `map`. When `map` has a key it does not
 // know (not in `known`) that looks like a misspelling of `required` (same edit-distance rule

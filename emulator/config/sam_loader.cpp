@@ -352,13 +352,9 @@ void sam_loader::run() {
     // (`samtranslator/plugins/api/implicit_*_api_plugin.py`).
     for (const auto& [id, kind] : {std::pair{implicit_rest_api, api_kind::rest},
                                    std::pair{implicit_http_api, api_kind::http}}) {
-        auto first = std::find_if(out_.routes.begin(), out_.routes.end(),
-                                  [&, id = id](const route& r) { return r.api_id == id; });
-        if (first == out_.routes.end()) continue;
-        api a;
-        a.id = std::string(id);
-        a.kind = kind;
-        a.where = first->where;
+        auto found = implicit_api(out_.routes, id, kind);
+        if (!found) continue;
+        api& a = *found;
         if (kind == api_kind::rest) {
             a.stage = std::string(implicit_rest_stage);
             if (const ynode* types = globals_api_.find("BinaryMediaTypes")) {

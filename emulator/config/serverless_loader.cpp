@@ -668,13 +668,9 @@ void serverless_loader::run() {
     }
     for (const auto& [id, kind] :
          {std::pair{rest_api_id, api_kind::rest}, std::pair{http_api_id, api_kind::http}}) {
-        auto first = std::find_if(out_.routes.begin(), out_.routes.end(),
-                                  [&, id = id](const route& r) { return r.api_id == id; });
-        if (first == out_.routes.end()) continue;
-        api a;
-        a.id = std::string(id);
-        a.kind = kind;
-        a.where = first->where;
+        auto found = implicit_api(out_.routes, id, kind);
+        if (!found) continue;
+        api& a = *found;
         a.stage = kind == api_kind::rest ? stage_ : "$default";
         if (kind == api_kind::rest) a.binary_media_types = binary_types;
         out_.apis.push_back(std::move(a));
