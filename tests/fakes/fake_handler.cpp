@@ -51,6 +51,8 @@
 #include <unistd.h>
 #include <vector>
 
+#include "emulator/codec/base64.hpp"
+
 namespace {
 
 using json = nlohmann::json;
@@ -283,26 +285,6 @@ void post_error(http_client& client, const std::string& path, const std::string&
     post_json(client, path, body.dump(), {{"Lambda-Runtime-Function-Error-Type", type}});
 }
 
-std::optional<std::string> base64_decode(std::string_view in) {
-    static constexpr std::string_view alphabet =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    std::string out;
-    std::uint32_t acc = 0;
-    int bits = 0;
-    for (char c : in) {
-        if (c == '=' || c == '\n' || c == '\r') continue;
-        auto idx = alphabet.find(c);
-        if (idx == std::string_view::npos) return std::nullopt;
-        acc = (acc << 6) | static_cast<std::uint32_t>(idx);
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out.push_back(static_cast<char>((acc >> bits) & 0xFF));
-        }
-    }
-    return out;
-}
-
 // The script is the parsed `body` string of a gateway event, else the event itself.
 json script_of(const json& event) {
     if (event.is_object()) {
@@ -310,7 +292,7 @@ json script_of(const json& event) {
         if (it != event.end() && it->is_string()) {
             std::string text = it->get<std::string>();
             if (event.value("isBase64Encoded", false)) {
-                if (auto decoded = base64_decode(text)) text = *decoded;
+                if (auto decoded = coldbrew::codec::base64_decode(text)) text = *decoded;
             }
             json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
             if (parsed.is_object()) return parsed;
