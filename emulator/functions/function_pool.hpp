@@ -46,7 +46,8 @@ struct invocation_result {
     std::string request_id;  // Lambda's awsRequestId for this invocation
     std::string payload;
     std::string error_type;
-    std::string throttle_reason;  // ThrottleReason: ConcurrentInvocationLimitExceeded,
+    std::string throttle_reason;  // ThrottleReason (spec §3.3, the Lambda service model in
+                                  // @aws-sdk/client-lambda): ConcurrentInvocationLimitExceeded,
                                   // ReservedFunctionConcurrentInvocationLimitExceeded
     std::string message;          // human text for throttled / too_large / unavailable
     bool cold_start = false;
