@@ -1,0 +1,122 @@
+#pragma once
+// A model profile: every number the cold-start, lifetime, scaling and compute models use,
+// with the source of each, loaded from YAML (models/profiles/aws-2026.yaml is built in).
+// Users may write their own profile (`profile:` in coldbrew.yaml) with the same schema.
+//
+// Schema (every section has a `source:` string; unknown keys are errors):
+//   name: aws-2026
+//   runtimes:                      # hello-world Init Duration per runtime row
+//     nodejs20.x:
+//       family: nodejs             # selects the package cost row
+//       zip:   {x86_64: <distribution>, arm64: <distribution>}
+//       image: {x86_64: <distribution>, arm64: <distribution>}
+//       source: "…"
+//   runtime_aliases:               # runtime id → row; a key ending in '*' is a prefix
+//     nodejs18.x: nodejs20.x
+//     provided*: go
+//     source: "…"
+//   package:                       # app init cost of the deployment package
+//     families: {nodejs: {ms_per_zipped_mb: 103, p99_ratio: 1.6}, …, default: {…}}
+//     image_ms_per_zipped_mb: 0    # container images: size did not matter
+//     memory_factor: {128: 1.06, 2048: 1.0, 8192: 0.916}   # log2-interpolated, clamped
+//     source: "…"
+//   vpc: {none: <distribution>, hyperplane: <distribution>, legacy-eni: <distribution>, source}
+//   extensions: {<kind>: {init: <distribution>, source: "…"}, …}
+//   lifetime: {keep_alive: <distribution>, max_lifetime: <distribution>, source}
+//   scaling: {account_concurrency: 1000, unreserved_minimum: 100,
+//             environments_per_window: 1000, window: 10s, source}
+//   compute: {mb_per_vcpu: 1769, max_vcpus: 6, source}
+// <distribution> is the text form of models/distribution/distribution.hpp.
+
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/distribution/distribution.hpp"
+
+namespace coldbrew::models {
+
+// A malformed profile: where (1-based line and column, 0 when unknown), which key path
+// ("runtimes.nodejs20.x.zip.arm64") and what is wrong.
+class profile_error : public std::runtime_error {
+public:
+    profile_error(std::string file, int line, int column, std::string key, const std::string& message);
+    const std::string& file() const noexcept { return file_; }
+    int line() const noexcept { return line_; }
+    int column() const noexcept { return column_; }
+    const std::string& key() const noexcept { return key_; }
+    const std::string& message() const noexcept { return message_; }  // without the position
+
+private:
+    std::string file_;
+    int line_, column_;
+    std::string key_;
+    std::string message_;
+};
+
+struct runtime_row {
+    std::string name;    // "nodejs20.x", "go"
+    std::string family;  // "nodejs", "python", "java", "dotnet", "ruby", "provided"
+    distribution zip_x86_64, zip_arm64, image_x86_64, image_arm64;  // Init Duration, ms
+    std::string source;
+};
+
+struct package_cost {
+    double ms_per_zipped_mb = 0;  // median added Init Duration per zipped MB
+    double p99_ratio = 1;         // log-normal spread of that term: p99 / median (>= 1)
+};
+
+struct extension_kind {
+    std::string name;
+    distribution init_ms;  // added Init Duration per extension of this kind
+    std::string source;
+};
+
+struct profile {
+    std::string name;    // "aws-2026"
+    std::string origin;  // file path, or "built-in"
+
+    std::map<std::string, runtime_row> runtimes;
+    std::vector<std::pair<std::string, std::string>> runtime_aliases;  // pattern → row
+    std::string runtimes_source, aliases_source;
+
+    std::map<std::string, package_cost> package_families;  // includes "default"
+    double image_ms_per_zipped_mb = 0;
+    std::vector<std::pair<double, double>> package_memory_factor;  // (memory MB, factor)
+    std::string package_source;
+
+    std::map<std::string, distribution> vpc;  // "none", "hyperplane", "legacy-eni"
+    std::string vpc_source;
+
+    std::map<std::string, extension_kind> extensions;
+
+    distribution keep_alive_ms, max_lifetime_ms;
+    std::string lifetime_source;
+
+    int account_concurrency = 1000;
+    int unreserved_minimum = 100;
+    double scaling_environments = 1000;
+    double scaling_window_ms = 10000;
+    std::string scaling_source;
+
+    double mb_per_vcpu = 1769;
+    double max_vcpus = 6;
+    std::string compute_source;
+
+    // The runtime row for a runtime id: exact row, else exact alias, else the longest
+    // matching prefix alias; nullptr when none matches.
+    const runtime_row* find_runtime(const std::string& runtime) const;
+};
+
+// Parses profile YAML text; `file` names it in errors. Throws profile_error.
+profile parse_profile(const std::string& text, const std::string& file);
+// Reads and parses a profile file. Throws profile_error (also for an unreadable file).
+profile load_profile(const std::filesystem::path& path);
+// The built-in profile (models/profiles/aws-2026.yaml, compiled in).
+const profile& builtin_profile();
+const std::string& builtin_profile_text();
+
+}  // namespace coldbrew::models
