@@ -7,8 +7,11 @@
 
 #include "emulator/config/loaders.hpp"
 #include "emulator/config/rules.hpp"
+#include "models/distribution/distribution.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 
 namespace coldbrew::config::detail {
 
@@ -67,6 +70,54 @@ bool looks_like_region(const std::string& r) {
     return words[0] != '-' && words[1] != '-';
 }
 
+// A number >= 0 (finite: from_chars also reads "inf" and "nan").
+double read_non_negative(const ynode& v, std::string_view what) {
+    const double x = expect_double(v, what);
+    if (!std::isfinite(x) || x < 0.0)
+        fail(v, std::string(what) + " must be a number >= 0, got " + v.text);
+    return x;
+}
+
+std::optional<int> read_concurrency(const ynode& v, std::string_view what) {
+    if (v.is_null()) return std::nullopt;
+    return static_cast<int>(expect_int(v, 0, max_concurrency, what));
+}
+
+// One of `allowed`, or an error listing them.
+std::string read_choice(const ynode& v, std::string_view what,
+                        std::span<const std::string_view> allowed) {
+    const std::string& text = expect_string(v, what);
+    if (std::find(allowed.begin(), allowed.end(), text) != allowed.end()) return text;
+    std::string list;
+    for (std::size_t i = 0; i < allowed.size(); ++i)
+        list += (i == 0 ? "" : i + 1 == allowed.size() ? " or " : ", ") + std::string(allowed[i]);
+    fail(v, std::string(what) + " must be " + list + ", got '" + text + "'" +
+                value_hint(text, allowed));
+}
+
+// Distribution text (models/distribution/distribution.hpp), checked now so a typo fails at
+// start with the position of the offending character, not at the first cold start.
+std::string read_distribution(const ynode& v, std::string_view what) {
+    const std::string& text = expect_string(v, what);
+    try {
+        (void)models::parse_distribution(text);
+    } catch (const models::distribution_error& e) {
+        throw config_error(position_in_scalar(v, e.offset()), v.path,
+                           std::string(e.what()) + " in '" + text + "'");
+    } catch (const std::invalid_argument& e) {
+        fail(v, std::string(e.what()) + " in '" + text + "'");
+    }
+    return text;
+}
+
+// `text` relative to coldbrew.yaml's directory unless absolute.
+std::filesystem::path local_path(const ynode& v, const coldbrew_file& file, std::string_view what) {
+    const std::string& text = expect_string(v, what);
+    if (text.empty()) fail(v, std::string(what) + " must not be empty");
+    const std::filesystem::path p(text);
+    return normal_absolute(p.is_absolute() ? p : file.dir / p);
+}
+
 int read_port(const ynode& v) {
     return static_cast<int>(expect_int(v, 0, 65535, "port"));
 }
@@ -97,6 +148,31 @@ void parse_ports(const ynode& v, coldbrew_file& out) {
 
 // ---- functions.<name>: -----------------------------------------------------------------
 
+constexpr field<function_override> model_fields[] = {
+    {"runtime",
+     [](const ynode& v, function_override& out) {
+         const std::string& row = expect_string(v, "model runtime");
+         if (row.empty()) fail(v, "model runtime must not be empty");
+         out.model.runtime = row;
+     }},
+    {"init_duration",
+     [](const ynode& v, function_override& out) {
+         out.model.init_duration = read_distribution(v, "init_duration");
+     }},
+    {"package_ms_per_mb",
+     [](const ynode& v, function_override& out) {
+         out.model.package_ms_per_mb = read_non_negative(v, "package_ms_per_mb");
+     }},
+    {"keep_alive",
+     [](const ynode& v, function_override& out) {
+         out.model.keep_alive = read_distribution(v, "keep_alive");
+     }},
+    {"max_lifetime",
+     [](const ynode& v, function_override& out) {
+         out.model.max_lifetime = read_distribution(v, "max_lifetime");
+     }},
+};
+
 constexpr field<function_override> function_fields[] = {
     {"memory_mb", [](const ynode& v,
                      function_override& out) { out.memory_mb = read_memory_mb(v, "memory_mb"); }},
@@ -118,6 +194,68 @@ constexpr field<function_override> function_fields[] = {
                  m.value.is_null() ? "" : expect_string(m.value, "environment value");
          }
      }},
+    {"reserved_concurrency",
+     [](const ynode& v, function_override& out) {
+         out.reserved_concurrency = {read_concurrency(v, "reserved_concurrency"), v.where, v.path};
+     }},
+    {"provisioned_concurrency",
+     [](const ynode& v, function_override& out) {
+         out.provisioned_concurrency = {read_concurrency(v, "provisioned_concurrency"), v.where,
+                                        v.path};
+     }},
+    {"architecture",
+     [](const ynode& v, function_override& out) {
+         out.architecture = read_architecture(v, out.name);
+     }},
+    {"package_type",
+     [](const ynode& v, function_override& out) {
+         static constexpr std::array<std::string_view, 2> types = {"zip", "image"};
+         out.package_type = read_choice(v, "package_type", types);
+     }},
+    {"vpc",
+     [](const ynode& v, function_override& out) {
+         // A boolean says only whether the function is in a VPC; today that means Hyperplane.
+         if (v.is_scalar()) {
+             static constexpr std::array<std::string_view, 3> yes = {"true", "True", "TRUE"};
+             static constexpr std::array<std::string_view, 3> no = {"false", "False", "FALSE"};
+             if (std::find(yes.begin(), yes.end(), v.text) != yes.end()) {
+                 out.vpc_mode = "hyperplane";
+                 return;
+             }
+             if (std::find(no.begin(), no.end(), v.text) != no.end()) {
+                 out.vpc_mode = "none";
+                 return;
+             }
+         }
+         static constexpr std::array<std::string_view, 3> modes = {"none", "hyperplane",
+                                                                   "legacy-eni"};
+         out.vpc_mode = read_choice(v, "vpc", modes);
+     }},
+    {"extensions",
+     [](const ynode& v, function_override& out) {
+         // Lambda runs at most 10 extensions per function (Extensions API guide). The same
+         // kind may repeat: two extensions of one kind each add their own start-up.
+         constexpr std::size_t max_extensions = 10;
+         out.extensions.emplace();
+         if (v.is_null()) return;
+         for (const auto& item : expect_sequence(v, "extensions").items) {
+             const std::string& kind = expect_string(item, "extension kind");
+             if (kind.empty()) fail(item, "extension kind must not be empty");
+             if (out.extensions->size() == max_extensions) {
+                 fail(item, "at most " + std::to_string(max_extensions) +
+                                " extensions per function (Lambda's limit)");
+             }
+             out.extensions->push_back(kind);
+         }
+     }},
+    {"package_mb",
+     [](const ynode& v, function_override& out) {
+         out.package_mb = read_non_negative(v, "package_mb");
+     }},
+    {"model",
+     [](const ynode& v, function_override& out) {
+         parse_section<function_override>(v, model_fields, out);
+     }},
 };
 
 void parse_functions(const ynode& v, coldbrew_file& out) {
@@ -128,6 +266,10 @@ void parse_functions(const ynode& v, coldbrew_file& out) {
         o.where = m.key_where;
         o.path = join_path(v.path, m.key);
         parse_section<function_override>(m.value, function_fields, o);
+        if (const ymember* model = m.value.find_member("model")) {
+            o.model.where = model->key_where;
+            o.model.path = model->value.path;
+        }
         out.functions.push_back(std::move(o));
     }
 }
@@ -186,6 +328,40 @@ constexpr field<coldbrew_file> top_level[] = {
      [](const ynode& v, coldbrew_file& out) {
          out.values.default_max_environments = read_max_environments(v);
      }},
+    {"profile",
+     [](const ynode& v, coldbrew_file& out) {
+         if (v.is_null()) return;
+         const auto p = local_path(v, out, "profile");
+         std::error_code ec;
+         if (!std::filesystem::exists(p, ec)) fail(v, "profile " + p.string() + " does not exist");
+         if (!std::filesystem::is_regular_file(p, ec))
+             fail(v, "profile " + p.string() + " is not a regular file");
+         out.values.profile = p;
+         out.values.profile_where = v.where;
+     }},
+    {"account_concurrency",
+     [](const ynode& v, coldbrew_file& out) {
+         if (v.is_null()) return;
+         out.values.account_concurrency =
+             static_cast<int>(expect_int(v, 1, max_concurrency, "account_concurrency"));
+         out.values.account_concurrency_where = v.where;
+     }},
+    {"decision_log",
+     [](const ynode& v, coldbrew_file& out) {
+         if (v.is_null()) return;
+         const auto p = local_path(v, out, "decision_log");
+         std::error_code ec;
+         if (std::filesystem::is_directory(p, ec))
+             fail(v, "decision_log " + p.string() + " is a directory, expected a file name");
+         const auto dir = p.parent_path();
+         if (!std::filesystem::exists(dir, ec)) {
+             fail(v,
+                  "decision_log " + p.string() + ": directory " + dir.string() + " does not exist");
+         }
+         if (!std::filesystem::is_directory(dir, ec))
+             fail(v, "decision_log " + p.string() + ": " + dir.string() + " is not a directory");
+         out.values.decision_log = p;
+     }},
     {"functions", parse_functions},
     {"gateway", [](const ynode& v,
                    coldbrew_file& out) { parse_section<coldbrew_file>(v, gateway_fields, out); }},
@@ -193,8 +369,9 @@ constexpr field<coldbrew_file> top_level[] = {
 
 } // namespace
 
-coldbrew_file parse_coldbrew_file(const ynode& root) {
+coldbrew_file parse_coldbrew_file(const ynode& root, const std::filesystem::path& dir) {
     coldbrew_file out;
+    out.dir = dir;
     parse_section<coldbrew_file>(root, top_level, out);
     return out;
 }
@@ -220,6 +397,45 @@ void apply_coldbrew_file(const coldbrew_file& file, stack& out) {
         if (o.max_environments) fn->max_environments = *o.max_environments;
         for (const auto& [k, v] : o.environment)
             fn->environment[k] = v;
+        if (o.architecture) fn->architecture = *o.architecture;
+        if (o.package_type) fn->package_type = *o.package_type;
+        if (o.vpc_mode) {
+            fn->vpc_mode = *o.vpc_mode;
+            fn->vpc = fn->vpc_mode != "none";
+        }
+        if (o.extensions) fn->extensions = *o.extensions;
+        if (o.package_mb) fn->package_mb = o.package_mb;
+        if (o.model.runtime) fn->model.runtime = o.model.runtime;
+        if (o.model.init_duration) fn->model.init_duration = o.model.init_duration;
+        if (o.model.package_ms_per_mb) fn->model.package_ms_per_mb = o.model.package_ms_per_mb;
+        if (o.model.keep_alive) fn->model.keep_alive = o.model.keep_alive;
+        if (o.model.max_lifetime) fn->model.max_lifetime = o.model.max_lifetime;
+        if (o.model.where.line != 0) {
+            fn->model.where = o.model.where;
+            fn->model.path = o.model.path;
+        }
+        fn->model_where = o.where;
+        fn->model_path = o.path;
+
+        if (o.reserved_concurrency) fn->reserved_concurrency = o.reserved_concurrency->value;
+        if (o.provisioned_concurrency)
+            fn->provisioned_concurrency = o.provisioned_concurrency->value;
+        // The template's own pair was checked when it was read; here coldbrew.yaml changed one
+        // of them, so the error belongs to its key: the provisioned value when it set one, else
+        // the reserved value it lowered.
+        if (fn->reserved_concurrency && fn->provisioned_concurrency &&
+            (o.reserved_concurrency || o.provisioned_concurrency)) {
+            const auto& at =
+                o.provisioned_concurrency ? *o.provisioned_concurrency : *o.reserved_concurrency;
+            const std::string reserved_origin =
+                o.reserved_concurrency
+                    ? o.reserved_concurrency->path
+                    : (out.kind == stack::source_kind::sam ? "ReservedConcurrentExecutions"
+                                                           : "reservedConcurrency") +
+                          std::string(" in ") + out.template_file.filename().string();
+            check_provisioned_concurrency(at.where, at.path, fn->name, *fn->provisioned_concurrency,
+                                          *fn->reserved_concurrency, reserved_origin);
+        }
     }
     if (file.integration_timeout_ms) {
         for (auto& r : out.routes)

@@ -7,6 +7,8 @@
 #include "emulator/config/yaml_tree.hpp"
 
 #include <cstdint>
+#include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +16,13 @@
 namespace coldbrew::config::detail {
 
 // ---- coldbrew.yaml --------------------------------------------------------------------
+
+// A value coldbrew.yaml set, with the node it came from (for errors found after applying).
+template <class T> struct set_value {
+    T value;
+    source_location where;
+    std::string path;
+};
 
 struct function_override {
     std::string name; // the key under `functions:`
@@ -23,10 +32,20 @@ struct function_override {
     std::optional<int> timeout_s;
     std::optional<int> max_environments;
     std::map<std::string, std::string> environment; // merged over the function's; wins
+    // Outer nullopt: not in coldbrew.yaml; inner nullopt: `null`, which removes the template's.
+    std::optional<set_value<std::optional<int>>> reserved_concurrency;
+    std::optional<set_value<std::optional<int>>> provisioned_concurrency;
+    std::optional<std::string> architecture;
+    std::optional<std::string> package_type;
+    std::optional<std::string> vpc_mode;
+    std::optional<std::vector<std::string>> extensions;
+    std::optional<double> package_mb;
+    function::model_overrides model; // fields left nullopt are not overridden
 };
 
 // What coldbrew.yaml said. Settings start from the struct defaults.
 struct coldbrew_file {
+    std::filesystem::path dir; // coldbrew.yaml's directory: relative paths start here
     settings values;
     bool region_set = false; // the template (serverless provider.region) yields to it
     bool account_id_set = false;
@@ -36,11 +55,14 @@ struct coldbrew_file {
 };
 
 // Parses the document; unknown keys are errors ("did you mean" included). An empty document
-// is an empty configuration.
-coldbrew_file parse_coldbrew_file(const ynode& root);
+// is an empty configuration. `dir` (absolute) is the directory relative paths (profile,
+// decision_log) are resolved against.
+coldbrew_file parse_coldbrew_file(const ynode& root, const std::filesystem::path& dir);
 
 // Applies per-function overrides, the global max_environments and the gateway integration
-// timeout to a loaded stack. An override naming no function is an error.
+// timeout to a loaded stack, and points each function's model_where at its override. An
+// override naming no function is an error, and so is provisioned concurrency above reserved
+// concurrency once applied (at the coldbrew.yaml key that made it so).
 void apply_coldbrew_file(const coldbrew_file& file, stack& out);
 
 // ---- templates ------------------------------------------------------------------------

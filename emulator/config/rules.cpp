@@ -82,6 +82,16 @@ std::string read_architecture(const ynode& n, const std::string& owner) {
     return arch;
 }
 
+void check_provisioned_concurrency(const source_location& where, const std::string& path,
+                                   const std::string& owner, int provisioned, int reserved,
+                                   const std::string& reserved_origin) {
+    if (provisioned <= reserved) return;
+    throw config_error(where, path,
+                       owner + ": provisioned concurrency " + std::to_string(provisioned) +
+                           " cannot exceed reserved concurrency " + std::to_string(reserved) +
+                           " (set by " + reserved_origin + "); AWS rejects it at deploy");
+}
+
 std::string read_method(const ynode& n) {
     const std::string method = upper(expect_string(n, "Method"));
     if (method == "ANY" || method == "*") return "ANY";

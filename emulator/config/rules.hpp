@@ -36,6 +36,17 @@ std::string read_runtime(const ynode& n, const std::string& owner);
 // "x86_64" or "arm64".
 std::string read_architecture(const ynode& n, const std::string& owner);
 
+// Reserved and provisioned concurrency: 0..1000000 (AWS's own upper bound is the account's
+// concurrency; coldbrew.yaml's account_concurrency may lift it locally).
+inline constexpr int max_concurrency = 1'000'000;
+// Throws config_error(where, path) when provisioned > reserved: "<owner>: provisioned
+// concurrency P cannot exceed reserved concurrency R (set by <reserved_origin>)". AWS rejects
+// it at deploy (PutProvisionedConcurrencyConfig: "Requested Provisioned Concurrency should not
+// be greater than the reservedConcurrentExecution for function").
+void check_provisioned_concurrency(const source_location& where, const std::string& path,
+                                   const std::string& owner, int provisioned, int reserved,
+                                   const std::string& reserved_origin);
+
 // HTTP method of a route, upper-cased; "any" and "*" become "ANY".
 std::string read_method(const ynode& n);
 

@@ -566,6 +566,8 @@ void sam_loader::read_function(const ymember& res, const ynode& props_raw) {
         } else if (vpc.type != ynode::kind::no_value) {
             expect_map(vpc, "VpcConfig");
         }
+        // Hyperplane ENIs have been the only way Lambda attaches to a VPC since 2019.
+        fn.vpc_mode = fn.vpc ? "hyperplane" : "none";
     }
 
     if (const ynode* layers = props.find("Layers")) read_layers(fn, *layers);
@@ -580,15 +582,21 @@ void sam_loader::read_function(const ymember& res, const ynode& props_raw) {
         }
         fn.architecture = read_architecture(v->items.front(), id);
     }
+    std::string reserved_path;
     if (auto v = value(props, "ReservedConcurrentExecutions")) {
         fn.reserved_concurrency =
-            static_cast<int>(expect_int(*v, 0, 1'000'000, "ReservedConcurrentExecutions"));
+            static_cast<int>(expect_int(*v, 0, max_concurrency, "ReservedConcurrentExecutions"));
+        reserved_path = v->path;
     }
     if (auto v = value(props, "ProvisionedConcurrencyConfig")) {
         expect_map(*v, "ProvisionedConcurrencyConfig");
         if (const ynode* n = v->find("ProvisionedConcurrentExecutions")) {
-            fn.provisioned_concurrency =
-                static_cast<int>(expect_int(*n, 0, 1'000'000, "ProvisionedConcurrentExecutions"));
+            fn.provisioned_concurrency = static_cast<int>(
+                expect_int(*n, 0, max_concurrency, "ProvisionedConcurrentExecutions"));
+            if (fn.reserved_concurrency) {
+                check_provisioned_concurrency(n->where, n->path, id, *fn.provisioned_concurrency,
+                                              *fn.reserved_concurrency, reserved_path);
+            }
         }
     }
 

@@ -750,15 +750,22 @@ void serverless_loader::read_function(const ymember& entry) {
         if (const ynode* subnets = vpc->find("subnetIds")) {
             fn.vpc = !subnets->is_sequence() || !subnets->items.empty();
         }
+        // Hyperplane ENIs have been the only way Lambda attaches to a VPC since 2019.
+        fn.vpc_mode = fn.vpc ? "hyperplane" : "none";
     }
     if (auto layers = field("layers")) read_layers(fn, *layers);
-    if (const ynode* v = def.find("reservedConcurrency"); v && !v->is_null()) {
+    const ynode* reserved = def.find("reservedConcurrency");
+    if (reserved && !reserved->is_null()) {
         fn.reserved_concurrency =
-            static_cast<int>(expect_int(*v, 0, 1'000'000, "reservedConcurrency"));
+            static_cast<int>(expect_int(*reserved, 0, max_concurrency, "reservedConcurrency"));
     }
     if (const ynode* v = def.find("provisionedConcurrency"); v && !v->is_null()) {
         fn.provisioned_concurrency =
-            static_cast<int>(expect_int(*v, 0, 1'000'000, "provisionedConcurrency"));
+            static_cast<int>(expect_int(*v, 0, max_concurrency, "provisionedConcurrency"));
+        if (fn.reserved_concurrency) {
+            check_provisioned_concurrency(v->where, v->path, key, *fn.provisioned_concurrency,
+                                          *fn.reserved_concurrency, reserved->path);
+        }
     }
     if (const ynode* package = def.find("package"); package && package->is_map()) {
         if (const ymember* m = package->find_member("artifact")) {

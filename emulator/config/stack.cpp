@@ -82,7 +82,8 @@ stack load_stack(const std::filesystem::path& path, const load_options& options)
     std::error_code ec;
     if (std::filesystem::is_regular_file(coldbrew_path, ec)) {
         out.coldbrew_file = coldbrew_path;
-        options_file = parse_coldbrew_file(load_yaml_file(coldbrew_path));
+        options_file =
+            parse_coldbrew_file(load_yaml_file(coldbrew_path), out.template_file.parent_path());
     }
     out.settings = options_file.values;
 
@@ -102,6 +103,12 @@ stack load_stack(const std::filesystem::path& path, const load_options& options)
             "nor a serverless.yml (no service and provider)");
     }
 
+    // Model errors only the profile can detect point at the template's function unless
+    // coldbrew.yaml has an entry for it (apply_coldbrew_file() moves them there).
+    for (auto& fn : out.functions) {
+        fn.model_where = fn.where;
+        fn.model_path = function_key_path(out, fn);
+    }
     apply_coldbrew_file(options_file, out);
     validate(out);
     return out;

@@ -56,15 +56,49 @@ struct function {
     int timeout_s = 3;          // SAM default 3, serverless default 6
     std::map<std::string, std::string> environment;  // user variables, resolved
     std::string architecture = "x86_64";           // "x86_64" or "arm64"
-    bool vpc = false;                              // VpcConfig / vpc with subnets present
+    bool vpc = false;                              // VpcConfig / vpc with subnets present;
+                                                   // always vpc == (vpc_mode != "none")
+    // How a VPC function reaches its subnets: "none", "hyperplane" (shared Hyperplane ENIs,
+    // the only mode since 2019, so the template loaders set it whenever `vpc` is true) or
+    // "legacy-eni" (an ENI per execution environment, pre-2019; coldbrew.yaml only, for
+    // comparison). Model input: coldbrew itself runs no VPC.
+    std::string vpc_mode = "none";
+    // "zip" or "image". Model input only (coldbrew.yaml `package_type`): coldbrew always runs
+    // the code directory; templates declaring PackageType Image are rejected.
+    std::string package_type = "zip";
+    // Lambda extensions the function's environments start, by kind as the model profile
+    // names them ("go-agent", "rust-agent"), in coldbrew.yaml order; a kind may repeat (two
+    // extensions of one kind). Kinds are checked against the profile, not here.
+    std::vector<std::string> extensions;
+    // Zipped deployment package size in MB (coldbrew.yaml `package_mb`); nullopt: coldbrew
+    // measures code_dir.
+    std::optional<double> package_mb;
     std::optional<int> reserved_concurrency;       // ReservedConcurrentExecutions
-    std::optional<int> provisioned_concurrency;    // ProvisionedConcurrentExecutions
+    std::optional<int> provisioned_concurrency;    // ProvisionedConcurrentExecutions;
+                                                   // never above reserved_concurrency
     // coldbrew's cap on this function's concurrent execution environments. AWS's default is
     // the account's concurrency, 1000 per region shared by all functions [QUOTA] (spec §1.9);
     // coldbrew's default is a local safety limit (each environment is a process), configurable
     // with `max_environments` in coldbrew.yaml (global or per function).
     // ReservedConcurrentExecutions lowers it further, as on AWS.
     int max_environments = 100;
+    // Per-function overrides of the model profile (coldbrew.yaml `functions.<name>.model`).
+    // Distribution fields hold text already validated with models::parse_distribution().
+    struct model_overrides {
+        std::optional<std::string> runtime;        // profile runtime row to use, by name
+        std::optional<std::string> init_duration;  // distribution (ms)
+        std::optional<double> package_ms_per_mb;   // added Init Duration per package MB, >= 0
+        std::optional<std::string> keep_alive;     // distribution (ms): idle environment life
+        std::optional<std::string> max_lifetime;   // distribution (ms): environment life cap
+        source_location where;  // the `model` key; line 0 when coldbrew.yaml has none
+        std::string path;       // its key path, "functions.Hello.model"
+    } model;
+    // Where to report an error about this function's model inputs that only the profile can
+    // detect (an unknown extension kind or runtime row): its entry under coldbrew.yaml
+    // `functions` when there is one, else the template's function. model_path is the key path
+    // for config_error ("functions.Hello", "Resources.Hello").
+    source_location model_where;
+    std::string model_path;
     source_location where;
 };
 
@@ -79,6 +113,16 @@ struct settings {
     std::string region = "us-east-1";         // SAM CLI's local default
     std::string account_id = "123456789012";  // SAM CLI's local default
     int default_max_environments = 100;  // function::max_environments unless overridden
+    // A model profile file replacing the built-in one (absolute, an existing regular file;
+    // not parsed here). profile_where is the `profile` value in coldbrew.yaml.
+    std::optional<std::filesystem::path> profile;
+    source_location profile_where;
+    // The account's concurrency limit for the model; nullopt: the profile's (AWS default
+    // 1000 per region [QUOTA]). account_concurrency_where is its value in coldbrew.yaml.
+    std::optional<int> account_concurrency;
+    source_location account_concurrency_where;
+    // File the model's decisions are written to (absolute; its directory exists).
+    std::optional<std::filesystem::path> decision_log;
 };
 
 struct stack {
@@ -120,8 +164,25 @@ struct load_options {
 //   host: string            ports: {gateway, invoke, admin}: 0..65535, distinct unless 0
 //   seed: uint64            time_scale: 0 < x <= 1000       region: "us-east-1"-shaped
 //   account_id: 12 digits   max_environments: 1..10000 (every function's default; 100)
-//   functions: {<function::name>: {memory_mb, timeout_s, max_environments, environment}}
+//   profile: path            (relative to coldbrew.yaml's directory; an existing file)
+//   account_concurrency: 1..1000000                 (the model's; default: the profile's)
+//   decision_log: path       (relative to coldbrew.yaml's directory; its directory exists)
+//   functions: {<function::name>: {
+//       memory_mb, timeout_s, max_environments, environment,
+//       reserved_concurrency: 0..1000000 | null (null removes the template's),
+//       provisioned_concurrency: 0..1000000 | null (at most reserved_concurrency),
+//       architecture: x86_64 | arm64,   package_type: zip | image,
+//       vpc: none | hyperplane | legacy-eni | true (hyperplane) | false (none),
+//       extensions: [kind, …] (non-empty strings, repeats allowed, at most 10: Lambda's
+//                   limit per function, Extensions API guide),
+//       package_mb: number >= 0,
+//       model: {runtime: row name, init_duration: distribution, package_ms_per_mb: >= 0,
+//               keep_alive: distribution, max_lifetime: distribution}}}
+//     distributions in the text form of models/distribution/distribution.hpp, e.g.
+//     "lognormal(median=140ms, p99=190ms)"; errors point at the offending character.
 //   gateway: {integration_timeout_ms: 50..900000}  (every route)
+// Provisioned concurrency above reserved concurrency is an error wherever the two values
+// come from (AWS rejects it at deploy: PutProvisionedConcurrencyConfig).
 // Template keys coldbrew does not know (and events, layers it does not emulate) are
 // warnings in stack::warnings, not errors.
 stack load_stack(const std::filesystem::path& path, const load_options& options);

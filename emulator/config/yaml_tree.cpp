@@ -381,6 +381,31 @@ void warn_unknown_keys(const ynode& map, std::span<const std::string_view> known
     }
 }
 
+source_location position_in_scalar(const ynode& n, std::size_t offset) {
+    if (!n.is_scalar() || n.where.line <= 0 || n.where.column <= 0 || offset > n.text.size())
+        return n.where;
+    std::ifstream in(n.where.file, std::ios::binary);
+    std::string line;
+    for (int i = 0; i < n.where.line; ++i) {
+        if (!std::getline(in, line)) return n.where;
+    }
+    const auto start = static_cast<std::size_t>(n.where.column - 1);
+    if (start >= line.size()) return n.where;
+    std::string_view rest = std::string_view(line).substr(start);
+    int quote = 0;
+    if (n.quoted && (rest.front() == '"' || rest.front() == '\'')) {
+        const char q = rest.front();
+        rest.remove_prefix(1);
+        // The text must be followed by its closing quote on the same line.
+        if (rest.size() <= n.text.size() || rest[n.text.size()] != q) return n.where;
+        quote = 1;
+    }
+    if (rest.substr(0, n.text.size()) != n.text) return n.where;
+    source_location at = n.where;
+    at.column += quote + static_cast<int>(offset);
+    return at;
+}
+
 const std::string& expect_string(const ynode& n, std::string_view what) {
     if (!n.is_scalar()) fail(n, std::string(what) + " must be a string, got " + describe(n));
     return n.text;

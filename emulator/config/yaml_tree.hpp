@@ -105,6 +105,12 @@ std::string did_you_mean(std::string_view word, std::span<const std::string_view
 void warn_unknown_keys(const ynode& map, std::span<const std::string_view> known,
                        std::vector<std::string>& warnings);
 
+// The position of byte `offset` of scalar `n`'s text in its file, for errors inside a value
+// (a distribution's parse error). Exact when `n` is a plain or quoted scalar written on one
+// line as it reads (the file is read again to check: no escapes, no folding); otherwise, or
+// when the file cannot be read, `n.where`, the start of the value.
+source_location position_in_scalar(const ynode& n, std::size_t offset);
+
 // ---- typed reads (throw config_error at the node) ---------------------------------------
 
 const std::string& expect_string(const ynode& n, std::string_view what);

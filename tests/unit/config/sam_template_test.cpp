@@ -114,6 +114,8 @@ TEST_CASE("SAM reads the function properties it needs", "[unit]") {
     CHECK(fn.reserved_concurrency == 5);
     CHECK(fn.provisioned_concurrency == 2);
     CHECK(fn.vpc);
+    // Lambda has attached functions to VPCs through Hyperplane ENIs only since 2019.
+    CHECK(fn.vpc_mode == "hyperplane");
     CHECK(fn.environment.at("TABLE") == "users");
     CHECK(fn.environment.at("COUNT") == "3");
 }
@@ -122,6 +124,72 @@ TEST_CASE("SAM VpcConfig without subnets is not a VPC function", "[unit]") {
     temp_app app;
     const auto s = app.sam(with_props("      VpcConfig:\n        SubnetIds: []\n"));
     CHECK_FALSE(s.functions.at(0).vpc);
+    CHECK(s.functions.at(0).vpc_mode == "none");
+}
+
+TEST_CASE("SAM VpcConfig with unresolvable subnets is a Hyperplane VPC function", "[unit]") {
+    temp_app app;
+    const auto s =
+        app.sam(with_props("      VpcConfig:\n        SubnetIds: [!ImportValue shared-subnet]\n"));
+    CHECK(s.functions.at(0).vpc);
+    CHECK(s.functions.at(0).vpc_mode == "hyperplane");
+}
+
+TEST_CASE("SAM provisioned concurrency above reserved concurrency is an error", "[unit]") {
+    temp_app app;
+    const auto e = error_of([&] {
+        app.sam(with_props(R"(      ReservedConcurrentExecutions: 2
+      ProvisionedConcurrencyConfig:
+        ProvisionedConcurrentExecutions: 3
+)"));
+    });
+    CHECK(e.where().file == (app.dir() / "template.yaml").string());
+    CHECK(e.where().line == 11);
+    CHECK(e.where().column == 42);
+    CHECK(e.key_path() == "Resources.HelloFunction.Properties.ProvisionedConcurrencyConfig."
+                          "ProvisionedConcurrentExecutions");
+    CHECK(e.message() == "HelloFunction: provisioned concurrency 3 cannot exceed reserved "
+                         "concurrency 2 (set by "
+                         "Resources.HelloFunction.Properties.ReservedConcurrentExecutions); AWS "
+                         "rejects it at deploy");
+
+    // Equal is accepted, and so is provisioned concurrency without a reserved value.
+    auto s = app.sam(with_props(R"(      ReservedConcurrentExecutions: 3
+      ProvisionedConcurrencyConfig: {ProvisionedConcurrentExecutions: 3}
+)"));
+    CHECK(s.functions.at(0).provisioned_concurrency == 3);
+    s = app.sam(
+        with_props("      ProvisionedConcurrencyConfig: {ProvisionedConcurrentExecutions: 300}\n"));
+    CHECK(s.functions.at(0).provisioned_concurrency == 300);
+    CHECK_FALSE(s.functions.at(0).reserved_concurrency);
+}
+
+TEST_CASE("SAM Globals concurrency applies and is checked", "[unit]") {
+    temp_app app;
+    const auto e = error_of([&] {
+        app.sam(with_props("      ProvisionedConcurrencyConfig:\n"
+                           "        ProvisionedConcurrentExecutions: 9\n",
+                           "Globals:\n  Function:\n    ReservedConcurrentExecutions: 4\n"));
+    });
+    CHECK(e.key_path() == "Resources.HelloFunction.Properties.ProvisionedConcurrencyConfig."
+                          "ProvisionedConcurrentExecutions");
+    CHECK(contains(e.message(), "(set by Globals.Function.ReservedConcurrentExecutions)"));
+}
+
+TEST_CASE("SAM concurrency values: 0..1000000", "[unit]") {
+    temp_app app;
+    auto e =
+        error_of([&] { app.sam(with_props("      ReservedConcurrentExecutions: 1000001\n")); });
+    CHECK(e.key_path() == "Resources.HelloFunction.Properties.ReservedConcurrentExecutions");
+    CHECK(e.where().line == 9);
+    CHECK(e.where().column == 37);
+    e = error_of([&] {
+        app.sam(with_props(
+            "      ProvisionedConcurrencyConfig: {ProvisionedConcurrentExecutions: -1}\n"));
+    });
+    CHECK(e.key_path() == "Resources.HelloFunction.Properties.ProvisionedConcurrencyConfig."
+                          "ProvisionedConcurrentExecutions");
+    CHECK(contains(e.message(), "between 0 and 1000000"));
 }
 
 TEST_CASE("SAM Globals: primitives resource wins, maps deep-merged", "[unit]") {

@@ -70,6 +70,7 @@ functions:
     CHECK(a->timeout_s == 20);
     CHECK(a->architecture == "arm64");
     CHECK(a->vpc);
+    CHECK(a->vpc_mode == "hyperplane");
     CHECK(b->runtime == "nodejs22.x");
     CHECK(b->memory_mb == 2048);
     CHECK(b->timeout_s == 1);
@@ -77,7 +78,47 @@ functions:
     CHECK(b->reserved_concurrency == 3);
     CHECK(b->provisioned_concurrency == 1);
     CHECK_FALSE(b->vpc);
+    CHECK(b->vpc_mode == "none");
     CHECK(s.settings.region == "eu-west-1");
+}
+
+TEST_CASE("serverless provisionedConcurrency above reservedConcurrency is an error", "[unit]") {
+    temp_app app;
+    const auto e = error_of([&] {
+        app.serverless(R"(service: shop
+provider: {name: aws, runtime: nodejs20.x}
+functions:
+  hello:
+    handler: h.hello
+    reservedConcurrency: 2
+    provisionedConcurrency: 5
+)");
+    });
+    CHECK(e.where().file == (app.dir() / "serverless.yml").string());
+    CHECK(e.where().line == 7);
+    CHECK(e.where().column == 29);
+    CHECK(e.key_path() == "functions.hello.provisionedConcurrency");
+    CHECK(e.message() == "hello: provisioned concurrency 5 cannot exceed reserved concurrency 2 "
+                         "(set by functions.hello.reservedConcurrency); AWS rejects it at deploy");
+}
+
+TEST_CASE("serverless concurrency and architecture values are checked", "[unit]") {
+    temp_app app;
+    const std::string head = "service: shop\nprovider: {name: aws, runtime: nodejs20.x}\n"
+                             "functions:\n  hello:\n    handler: h.hello\n";
+    auto e = error_of([&] { app.serverless(head + "    reservedConcurrency: -1\n"); });
+    CHECK(e.key_path() == "functions.hello.reservedConcurrency");
+    CHECK(e.where().line == 6);
+    CHECK(e.where().column == 26);
+    e = error_of([&] { app.serverless(head + "    provisionedConcurrency: many\n"); });
+    CHECK(e.key_path() == "functions.hello.provisionedConcurrency");
+    e = error_of([&] { app.serverless(head + "    architecture: arm\n"); });
+    CHECK(e.key_path() == "functions.hello.architecture");
+    CHECK(contains(e.message(), "architecture must be x86_64 or arm64, got 'arm'"));
+    // A serverless vpc without subnets is no VPC.
+    const auto s = app.serverless(head + "    vpc: {securityGroupIds: [sg-1]}\n");
+    CHECK_FALSE(s.functions.at(0).vpc);
+    CHECK(s.functions.at(0).vpc_mode == "none");
 }
 
 TEST_CASE("serverless provider and function environments are merged", "[unit]") {
