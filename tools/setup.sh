@@ -11,6 +11,7 @@ packages=(
   nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev libcli11-dev
   catch2                                         # tests (v2 in Debian 12)
   curl                                           # the bash `provided` example runtime
+  zlib1g-dev                                     # zipped size of deployment packages
 )
 # Interpreters for the nodejs* and python3* shims: any version already on PATH will do.
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
