@@ -44,6 +44,12 @@ std::string report_line(const report& r) {
     s += "\tMax Memory Used: " + std::to_string(r.max_memory_used_mb) + " MB";
     if (r.init_duration_ms) s += "\tInit Duration: " + two_decimals(*r.init_duration_ms) + " ms";
     s += "\t";
+    if (r.init_duration_ms && r.modeled_init_ms && r.time_scale != 1.0) {
+        char scale[32];
+        std::snprintf(scale, sizeof(scale), "%g", r.time_scale);
+        s += "Modeled Init Duration: " + two_decimals(*r.modeled_init_ms) + " ms\tTime Scale: " +
+             scale + "\t";
+    }
     if (!r.status.empty()) {
         s += "Status: " + r.status + "\t";
         if (!r.error_type.empty()) s += "Error Type: " + r.error_type + "\t";

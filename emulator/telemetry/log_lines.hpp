@@ -17,7 +17,12 @@ namespace coldbrew::telemetry {
 struct report {
     std::string request_id;
     double duration_ms = 0;                    // invoke phase, modeled where scaled
-    std::optional<double> init_duration_ms;    // cold starts only
+    std::optional<double> init_duration_ms;    // cold starts only: modeled + real local init
+    // Cold starts under a time_scale other than 1: the modeled part of Init Duration, which was
+    // slept scaled. Appended as "Modeled Init Duration: 800.00 ms\tTime Scale: 0.01\t" after
+    // AWS's fields, so parsers of the standard fields are unaffected.
+    std::optional<double> modeled_init_ms;
+    double time_scale = 1.0;
     int memory_size_mb = 128;
     int max_memory_used_mb = 0;
     std::string status;       // "" (success), "error" or "timeout"

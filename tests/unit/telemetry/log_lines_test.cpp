@@ -49,3 +49,23 @@ TEST_CASE("platform timeout line and INIT_REPORT for a failed init", "[unit]") {
     CHECK(init_report_error_line(206.724, "Runtime.ExitError") ==
           "INIT_REPORT Init Duration: 206.72 ms\tPhase: init\tStatus: error\tError Type: Runtime.ExitError");
 }
+
+TEST_CASE("REPORT line: a scaled cold start states its modeled init and the time scale", "[unit]") {
+    report r;
+    r.request_id = "id-2";
+    r.duration_ms = 10;
+    r.init_duration_ms = 845.5;
+    r.modeled_init_ms = 800;
+    r.time_scale = 0.01;
+    CHECK(report_line(r) ==
+          "REPORT RequestId: id-2\tDuration: 10.00 ms\tBilled Duration: 856 ms\t"
+          "Memory Size: 128 MB\tMax Memory Used: 0 MB\tInit Duration: 845.50 ms\t"
+          "Modeled Init Duration: 800.00 ms\tTime Scale: 0.01\t");
+    // At time_scale 1 the line is exactly AWS's.
+    r.time_scale = 1;
+    CHECK(report_line(r).find("Modeled") == std::string::npos);
+    // Warm invocations have no Init Duration and say nothing about the model.
+    r.time_scale = 0.01;
+    r.init_duration_ms.reset();
+    CHECK(report_line(r).find("Modeled") == std::string::npos);
+}
