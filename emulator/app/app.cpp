@@ -69,8 +69,13 @@ app::app(const config::stack& stack, app_dependencies deps)
     pool_ctx_.settings = &stack_.settings;
     pool_ctx_.runtimes_dir = deps_.runtimes_dir;
     pool_ctx_.host_env = deps_.host_env;
-    for (const auto& fn : stack_.functions)
-        pools_.emplace(fn.name, std::make_unique<functions::function_pool>(fn, pool_ctx_));
+    pool_ctx_.decisions = deps_.decisions;
+    pool_ctx_.cpu = deps_.cpu;
+    for (const auto& fn : stack_.functions) {
+        const auto* model = deps_.models->find(fn.name);
+        pools_.emplace(fn.name, std::make_unique<functions::function_pool>(
+                                    fn, *model, deps_.models->account(), pool_ctx_));
+    }
     gateway_ = std::make_unique<gateway_state>(stack_);
     bool any_rest = false;
     for (const auto& a : stack_.apis) any_rest |= a.kind == config::api_kind::rest;

@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "emulator/config/stack.hpp"
+#include "emulator/functions/function_model.hpp"
 #include "emulator/functions/function_pool.hpp"
 #include "emulator/http/server.hpp"
 #include "emulator/supervisor/reaper.hpp"
@@ -25,6 +26,9 @@ struct app_dependencies {
     const models::random_source* rng = nullptr;
     telemetry::log_sink* logs = nullptr;
     supervisor::reaper* reaper = nullptr;      // may be null
+    functions::stack_models* models = nullptr;  // build_models(stack); required
+    telemetry::decision_log* decisions = nullptr;  // may be null
+    supervisor::cpu_limiter* cpu = nullptr;     // null: CPU share not enforced
     std::filesystem::path runtimes_dir;
     std::vector<std::pair<std::string, std::string>> host_env;
 };

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <uv.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cctype>
 #include <cstdio>
@@ -18,7 +19,12 @@
 
 #include "emulator/app/app.hpp"
 #include "emulator/config/stack.hpp"
+#include "emulator/functions/function_model.hpp"
+#include "emulator/functions/service_errors.hpp"
+#include "emulator/supervisor/cgroup.hpp"
 #include "emulator/supervisor/reaper.hpp"
+#include "emulator/telemetry/decision_log.hpp"
+#include "models/compute/cpu.hpp"
 
 extern char** environ;
 
@@ -147,6 +153,8 @@ struct load_flags {
     std::string path = ".";
     std::vector<std::string> parameter_overrides;
     std::string stage;
+    std::optional<double> time_scale;
+    std::string decision_log;
 };
 
 config::stack load(const load_flags& f) {
@@ -154,7 +162,87 @@ config::stack load(const load_flags& f) {
     for (const auto& arg : f.parameter_overrides) parse_parameter_overrides(arg, o.parameter_overrides);
     if (!f.stage.empty()) o.stage = f.stage;
     o.env = process_env();
-    return config::load_stack(f.path, o);
+    auto stack = config::load_stack(f.path, o);
+    if (f.time_scale) stack.settings.time_scale = *f.time_scale;
+    if (!f.decision_log.empty())
+        stack.settings.decision_log = std::filesystem::absolute(f.decision_log);
+    return stack;
+}
+
+std::string ms_text(double ms) {
+    char buf[32];
+    if (ms >= 10000)
+        std::snprintf(buf, sizeof(buf), "%.1f s", ms / 1000);
+    else
+        std::snprintf(buf, sizeof(buf), "%.0f ms", ms);
+    return buf;
+}
+
+std::string mb_text(double mb) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), mb < 10 ? "%.2f MB" : "%.1f MB", mb);
+    return buf;
+}
+
+// Each function's modeled cold start: its percentiles and, with `why`, every term and its
+// source. Percentiles are estimated from seeded draws, the same draws a run makes.
+void print_models(const config::stack& s, const functions::stack_models& m, std::uint64_t seed,
+                  bool why, std::ostream& out) {
+    const auto& p = m.profile();
+    out << "Model profile: " << p.name << " (" << p.origin << ")\n";
+    models::random_source rng(seed);
+    // Sources are long and shared by most functions: each is printed once, at the end, and
+    // referred to by number.
+    std::vector<std::string> sources;
+    auto cite = [&sources](std::string line) {
+        const std::string dash = " \xe2\x80\x94 ";  // " — "
+        auto at = line.find(dash);
+        if (at == std::string::npos) return line;
+        std::string source = line.substr(at + dash.size());
+        auto it = std::find(sources.begin(), sources.end(), source);
+        if (it == sources.end()) it = sources.insert(sources.end(), source);
+        return line.substr(0, at) + " [" + std::to_string(it - sources.begin() + 1) + "]";
+    };
+    for (const auto& fn : s.functions) {
+        const auto* fm = m.find(fn.name);
+        if (!fm) continue;
+        auto pc = fm->cold_start.percentiles(rng, fn.name);
+        out << "  " << fn.name << "  cold start p50 " << ms_text(pc.p50) << "  p95 "
+            << ms_text(pc.p95) << "  p99 " << ms_text(pc.p99) << "  (" << fn.runtime << " "
+            << fn.architecture << " " << fn.package_type << ", " << fn.memory_mb << " MB = "
+            << std::to_string(models::vcpu_share(fn.memory_mb, p.mb_per_vcpu, p.max_vcpus)).substr(0, 4)
+            << " vCPU, package " << mb_text(fm->traits.package_zipped_mb) << " zipped"
+            << (fm->package ? "" : " as configured") << ", VPC " << fn.vpc_mode;
+        if (!fn.extensions.empty()) {
+            out << ", extensions";
+            for (const auto& e : fn.extensions) out << " " << e;
+        }
+        if (fm->limits.provisioned_concurrency > 0)
+            out << ", provisioned " << fm->limits.provisioned_concurrency;
+        if (fm->limits.reserved_concurrency)
+            out << ", reserved " << *fm->limits.reserved_concurrency;
+        out << ")\n";
+        if (!why) continue;
+        if (fm->package)
+            out << "      measured: " << fm->package->files << " files, "
+                << mb_text(static_cast<double>(fm->package->bytes) / (1024.0 * 1024.0))
+                << " on disk, " << mb_text(fm->traits.package_zipped_mb) << " zipped"
+                << (fm->package->estimated ? " (estimated from a sample)" : "") << "\n";
+        for (const auto& line : fm->cold_start.explanation()) out << "      " << cite(line) << "\n";
+        out << "      " << cite("keep-alive: " + fm->lifetime.keep_alive_ms.to_string() +
+                                "; max lifetime: " + fm->lifetime.max_lifetime_ms.to_string() +
+                                " \xe2\x80\x94 " + p.lifetime_source)
+            << "\n";
+        out << "      "
+            << cite("scaling: " + std::to_string(static_cast<long long>(fm->limits.scaling_environments)) +
+                    " new environments per " + ms_text(fm->limits.scaling_window_ms) +
+                    "; account concurrency " + std::to_string(m.account().limit()) +
+                    " \xe2\x80\x94 " + p.scaling_source)
+            << "\n";
+    }
+    if (!sources.empty()) out << "Sources:\n";
+    for (std::size_t i = 0; i < sources.size(); ++i)
+        out << "  [" << i + 1 << "] " << sources[i] << "\n";
 }
 
 const char* kind_name(config::api_kind k) { return k == config::api_kind::rest ? "REST" : "HTTP"; }
@@ -200,6 +288,30 @@ struct loop_owner {
     }
 };
 
+// The run-time pieces `up` and `invoke` share, built after the config is whole and before
+// anything listens or starts.
+struct run_models {
+    std::unique_ptr<functions::stack_models> models;
+    telemetry::decision_log decisions;
+    std::unique_ptr<supervisor::cpu_limiter> cpu;
+    std::string cpu_note;
+};
+
+void build_run_models(const config::stack& stack, run_models& rm) {
+    rm.models = functions::build_models(stack);
+    if (stack.settings.decision_log) {
+        if (auto ec = rm.decisions.open(*stack.settings.decision_log))
+            throw config::config_error({}, "decision_log",
+                                       "cannot write " + stack.settings.decision_log->string() +
+                                           ": " + ec.message());
+    }
+    std::string why_not;
+    rm.cpu = supervisor::cpu_limiter::detect(why_not);
+    rm.cpu_note = rm.cpu ? "CPU share follows memory (" + rm.cpu->description() + ")"
+                         : "CPU share is not enforced (" + why_not +
+                               "); the cold-start model still applies";
+}
+
 int run_up(const load_flags& lf, int port, const std::string& host,
            std::optional<std::uint64_t> seed_flag) {
     config::stack stack = load(lf);
@@ -208,6 +320,8 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     if (!host.empty()) stack.settings.host = host == "localhost" ? "127.0.0.1" : host;
     if (seed_flag) stack.settings.seed = seed_flag;
     std::uint64_t seed = stack.settings.seed.value_or(draw_seed());
+    run_models rm;
+    build_run_models(stack, rm);
 
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     loop_owner lo;
@@ -219,6 +333,7 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     if (ec) spdlog::warn("could not start the process reaper ({}); handler processes may outlive a killed coldbrew", ec.message());
 
     app::app_dependencies deps{&lo.loop, &clock, &rng, &sink, ec ? nullptr : &reaper,
+                               rm.models.get(), &rm.decisions, rm.cpu.get(),
                                runtimes_dir(), host_env()};
     auto application = std::make_unique<app::app>(stack, deps);
     if (auto lec = application->start_gateway()) {
@@ -231,6 +346,10 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     banner << "coldbrew " << version_text << "  seed " << seed << "  time_scale "
            << stack.settings.time_scale << "\n";
     print_stack(stack, banner, base);
+    print_models(stack, *rm.models, seed, false, banner);
+    banner << rm.cpu_note << "\n";
+    if (stack.settings.decision_log)
+        banner << "Decision log: " << stack.settings.decision_log->string() << "\n";
     std::fputs(banner.str().c_str(), stdout);
     std::printf("coldbrew up: gateway listening on %s\n", base.c_str());
 
@@ -263,12 +382,15 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     uv_run(&lo.loop, UV_RUN_DEFAULT);
     for (const auto& [name, st] : application->stats())
         std::printf("coldbrew: %s: %llu invocations, %llu cold starts, %llu function errors "
-                    "(%llu timeouts), %llu throttles\n",
+                    "(%llu timeouts), %llu throttles, %llu waited for max_environments, "
+                    "%llu evictions\n",
                     name.c_str(), static_cast<unsigned long long>(st.invocations),
                     static_cast<unsigned long long>(st.cold_starts),
                     static_cast<unsigned long long>(st.function_errors),
                     static_cast<unsigned long long>(st.timeouts),
-                    static_cast<unsigned long long>(st.throttles));
+                    static_cast<unsigned long long>(st.throttles),
+                    static_cast<unsigned long long>(st.waits),
+                    static_cast<unsigned long long>(st.evictions));
     application.reset();
     uv_run(&lo.loop, UV_RUN_DEFAULT);
     return 0;
@@ -306,6 +428,8 @@ int run_invoke(const load_flags& lf, const std::string& function, const std::str
         return 2;
     }
     std::uint64_t seed = stack.settings.seed.value_or(draw_seed());
+    run_models rm;
+    build_run_models(stack, rm);
 
     loop_owner lo;
     system_clock_source clock;
@@ -314,6 +438,7 @@ int run_invoke(const load_flags& lf, const std::string& function, const std::str
     std::error_code ec;
     supervisor::reaper reaper(&lo.loop, self_exe(), ec);
     app::app_dependencies deps{&lo.loop, &clock, &rng, &sink, ec ? nullptr : &reaper,
+                               rm.models.get(), &rm.decisions, rm.cpu.get(),
                                runtimes_dir(), host_env()};
     auto application = std::make_unique<app::app>(stack, deps);
     int rc = 0;
@@ -327,6 +452,14 @@ int run_invoke(const load_flags& lf, const std::string& function, const std::str
             std::fwrite(r.payload.data(), 1, r.payload.size(), stdout);
             std::fputc('\n', stdout);
             break;
+        case functions::outcome::throttled: {
+            // What the Invoke API would answer: Lambda's 429 with the limit that was hit.
+            auto e = functions::too_many_requests(r.throttle_reason);
+            std::fprintf(stderr, "coldbrew invoke: %d %s %s\n", e.status, e.error_type.c_str(),
+                         e.body.c_str());
+            rc = 1;
+            break;
+        }
         default:
             std::fprintf(stderr, "coldbrew invoke: %s\n", r.message.c_str());
             rc = 1;
@@ -365,6 +498,10 @@ int main(int argc, char** argv) {
         sub->add_option("--parameter-overrides", lf.parameter_overrides,
                         "SAM parameters, Key=Value (repeatable)");
         sub->add_option("--stage", lf.stage, "serverless.yml stage (default: provider.stage or dev)");
+        sub->add_option("--time-scale", lf.time_scale,
+                        "Multiply modeled delays (cold starts, keep-alive) by this; 0.01 runs a "
+                        "1 s cold start in 10 ms")
+            ->check(CLI::Range(1e-6, 1000.0));
     };
 
     int port = -1;
@@ -377,6 +514,9 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(0, 65535));
     up->add_option("--host", host, "Address to listen on (default 127.0.0.1)");
     up->add_option("--seed", seed, "Seed for every random draw (default: drawn and printed)");
+    up->add_option("--decision-log", lf.decision_log,
+                   "Write every modeled decision (environment created, reused, evicted, "
+                   "throttled) to this JSONL file");
 
     std::string function, event_file, event_json;
     auto* inv = cli.add_subcommand("invoke", "Invoke one function once; the result goes to stdout");
@@ -385,7 +525,8 @@ int main(int argc, char** argv) {
     auto* event_opt = inv->add_option("-e,--event", event_file,
                                       "File with the event JSON, or - for stdin (default: {})");
     inv->add_option("--event-json", event_json, "The event JSON itself")->excludes(event_opt);
-    inv->add_option("--seed", seed, "Seed for request ids");
+    inv->add_option("--seed", seed, "Seed for request ids and modeled draws");
+    inv->add_option("--decision-log", lf.decision_log, "Write modeled decisions to this JSONL file");
 
     auto* val = cli.add_subcommand("validate", "Load and check the config; print functions and routes");
     add_load_flags(val);
@@ -411,8 +552,10 @@ int main(int argc, char** argv) {
         }
         if (cli.got_subcommand("validate")) {
             auto stack = load(lf);
+            auto m = functions::build_models(stack);
             print_stack(stack, std::cout, "http://" + stack.settings.host + ":" +
                                               std::to_string(stack.settings.gateway_port));
+            print_models(stack, *m, stack.settings.seed.value_or(0), true, std::cout);
             std::cout << "OK: " << stack.functions.size() << " functions, " << stack.routes.size()
                       << " routes\n";
             return 0;

@@ -5,8 +5,10 @@
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "emulator/supervisor/supervisor.hpp"
+#include "models/compute/cpu.hpp"
 
 namespace coldbrew::functions {
 
@@ -19,20 +21,53 @@ constexpr std::chrono::milliseconds init_limit{10000};
 }  // namespace
 
 execution_environment::execution_environment(function_pool& pool, pool_context& ctx,
-                                             const config::function& fn, int index)
-    : pool_(pool), ctx_(ctx), fn_(fn), index_(index) {
+                                             const config::function& fn, std::uint64_t id,
+                                             bool provisioned, std::optional<double> modeled_init_ms)
+    : pool_(pool), ctx_(ctx), fn_(fn), id_(id), provisioned_(provisioned),
+      modeled_init_ms_(modeled_init_ms) {
     timer_ = new uv_timer_t;
     uv_timer_init(ctx_.loop, timer_);
     timer_->data = this;
-    last_used_ = ctx_.clock->steady();
+    init_timer_ = new uv_timer_t;
+    uv_timer_init(ctx_.loop, init_timer_);
+    init_timer_->data = this;
+    // A provisioned environment was initialised before anyone asked: its first invocation
+    // is warm and its REPORT has no Init Duration [pricing: provisioned concurrency].
+    cold_ = !provisioned_;
 }
 
 execution_environment::~execution_environment() {
-    timer_->data = nullptr;
-    uv_close(reinterpret_cast<uv_handle_t*>(timer_),
-             [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
+    for (auto* t : {timer_, init_timer_}) {
+        t->data = nullptr;
+        uv_close(reinterpret_cast<uv_handle_t*>(t),
+                 [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
+    }
     if (runtime_api_) runtime_api_->close();
     process_.reset();  // kills the process group if it is still running
+    if (ctx_.cpu && !cgroup_name_.empty()) ctx_.cpu->release(cgroup_name_);
+}
+
+// The scaled modeled init, started when the runtime first reaches /next: the first
+// invocation then waits real init + modeled init × time_scale, and its REPORT states
+// real + modeled.
+void execution_environment::open_init_gate() {
+    const double scaled_ms =
+        modeled_init_ms_ ? *modeled_init_ms_ * ctx_.settings->time_scale : 0.0;
+    if (scaled_ms < 0.5) {
+        init_gate_open_ = true;
+        return;
+    }
+    uv_timer_start(
+        init_timer_,
+        [](uv_timer_t* t) {
+            auto* self = static_cast<execution_environment*>(t->data);
+            if (!self) return;
+            self->init_gate_open_ = true;
+            if (self->alive_ && self->current_ && self->phase_ == rt::phase::waiting &&
+                self->held_next_)
+                self->deliver();
+        },
+        static_cast<std::uint64_t>(scaled_ms + 0.5), 0);
 }
 
 double execution_environment::ms_since(std::chrono::steady_clock::time_point t) const {
@@ -95,7 +130,7 @@ bool execution_environment::start(std::string& error_type, std::string& error_me
         return false;
     }
 
-    launch.env = pool_.environment_for(runtime_api_->port(), index_);
+    launch.env = pool_.environment_for(runtime_api_->port(), id_, provisioned_);
     launch.cwd = fn_.code_dir.string();
     supervisor::process_callbacks cbs;
     const std::string& name = fn_.name;
@@ -112,6 +147,16 @@ bool execution_environment::start(std::string& error_type, std::string& error_me
     }
     alive_ = true;
     phase_ = rt::phase::initializing;
+    if (ctx_.cpu) {
+        // CPU share follows memory, as on Lambda (1,769 MB = 1 vCPU).
+        cgroup_name_ = fn_.name + "-" + std::to_string(id_);
+        if (auto ec = ctx_.cpu->limit(process_->pid(), cgroup_name_,
+                                      models::vcpu_share(fn_.memory_mb))) {
+            spdlog::debug("{}: CPU share not applied to environment {}: {}", fn_.name, id_,
+                          ec.message());
+            cgroup_name_.clear();
+        }
+    }
     return true;
 }
 
@@ -119,10 +164,13 @@ void execution_environment::assign(invocation inv, std::string request_id) {
     current_ = std::move(inv);
     current_id_ = std::move(request_id);
     delivered_ = false;
-    if (phase_ == rt::phase::waiting) {
+    if (phase_ == rt::phase::waiting && init_gate_open_) {
         deliver();
-    } else if (phase_ == rt::phase::initializing) {
-        start_timer(init_limit + std::chrono::seconds(fn_.timeout_s));
+    } else if (phase_ == rt::phase::initializing ||
+               (phase_ == rt::phase::waiting && !init_gate_open_)) {
+        const auto scaled_init = std::chrono::milliseconds(static_cast<std::int64_t>(
+            modeled_init_ms_.value_or(0) * ctx_.settings->time_scale));
+        start_timer(init_limit + scaled_init + std::chrono::seconds(fn_.timeout_s));
     } else {
         // Answered but not back on /next yet: if the runtime never returns (stuck after its
         // response), the invocation still ends at the function timeout.
@@ -136,7 +184,6 @@ void execution_environment::deliver() {
     phase_ = rt::phase::invoking;
     delivered_ = true;
     delivered_at_ = ctx_.clock->steady();
-    last_used_ = delivered_at_;
     ctx_.logs->write(fn_.name, telemetry::start_line(current_id_));
 
     rt::invocation_headers h;
@@ -171,12 +218,16 @@ void execution_environment::on_runtime_call(http::request req, http::responder r
     }
 
     if (std::holds_alternative<rt::next_call>(c)) {
-        if (phase_ == rt::phase::initializing) init_duration_ms_ = ms_since(spawned_at_);
+        if (phase_ == rt::phase::initializing) {
+            init_duration_ms_ = ms_since(spawned_at_);
+            open_init_gate();
+            if (provisioned_) pool_.on_provisioned_ready(*this);
+        }
         phase_ = rt::phase::waiting;
         held_next_ = std::move(respond);
-        if (current_)
+        if (current_ && init_gate_open_)
             deliver();
-        else
+        else if (!current_)
             stop_timer();
         return;
     }
@@ -208,6 +259,9 @@ void execution_environment::finish(outcome kind, std::string payload, std::strin
                                    std::string status) {
     stop_timer();
     if (!current_) return;
+    // Answering may hand this environment its next invocation at once (from the pool's
+    // queue), which resets these; the log lines below are about this one.
+    const bool delivered = delivered_;
     invocation inv = std::move(*current_);
     current_.reset();
     invocation_result r;
@@ -215,26 +269,29 @@ void execution_environment::finish(outcome kind, std::string payload, std::strin
     r.request_id = current_id_;
     r.payload = std::move(payload);
     r.error_type = std::move(error_type);
-    r.duration_ms = delivered_ ? ms_since(delivered_at_) : 0.0;
+    r.duration_ms = delivered ? ms_since(delivered_at_) : 0.0;
     if (cold_) {
         r.cold_start = true;
-        r.init_duration_ms = init_duration_ms_ ? init_duration_ms_ : std::optional<double>(ms_since(spawned_at_));
+        const double real = init_duration_ms_ ? *init_duration_ms_ : ms_since(spawned_at_);
+        r.modeled_init_ms = modeled_init_ms_.value_or(0);
+        r.init_duration_ms = real + *r.modeled_init_ms;
     }
     cold_ = false;
-    last_used_ = ctx_.clock->steady();
     if (phase_ == rt::phase::invoking) phase_ = rt::phase::finishing;
 
     telemetry::report rep;
     rep.request_id = r.request_id;
     rep.duration_ms = r.duration_ms;
     rep.init_duration_ms = r.init_duration_ms;
+    rep.modeled_init_ms = r.modeled_init_ms;
+    rep.time_scale = ctx_.settings->time_scale;
     rep.memory_size_mb = fn_.memory_mb;
     rep.status = std::move(status);
     if (rep.status == "error") rep.error_type = r.error_type;
 
     // Answer first: the REPORT line and its /proc read stay off the client's path.
     auto on_done = std::move(inv.on_done);
-    pool_.on_done(r);
+    pool_.on_done(*this, r);
     if (on_done) on_done(std::move(r));
 
     // After a kill or an exit /proc has nothing left to read; the last reading stands.
@@ -242,7 +299,7 @@ void execution_environment::finish(outcome kind, std::string payload, std::strin
     rep.max_memory_used_mb = peak_memory_mb_;
     // An invocation that never reached the runtime (init failed) still gets its
     // START/END/REPORT, as Lambda logs the failed invoke after its INIT_REPORT.
-    if (!delivered_) ctx_.logs->write(fn_.name, telemetry::start_line(rep.request_id));
+    if (!delivered) ctx_.logs->write(fn_.name, telemetry::start_line(rep.request_id));
     ctx_.logs->write(fn_.name, telemetry::end_line(rep.request_id));
     ctx_.logs->write(fn_.name, telemetry::report_line(rep));
 }
@@ -253,6 +310,7 @@ void execution_environment::fail_and_reset(std::string error_type, std::string b
     // Lambda resets the environment after a timeout, crash or init failure [LIFE]: the
     // process group is killed and the next invocation starts a fresh one.
     alive_ = false;
+    end_reason_ = status == "timeout" ? "timeout" : phase_ == rt::phase::init_failed ? "init-error" : "error";
     if (process_) process_->kill();
     held_next_ = http::responder();
     finish(outcome::function_error, std::move(body), std::move(error_type), std::move(status));
@@ -260,7 +318,9 @@ void execution_environment::fail_and_reset(std::string error_type, std::string b
 
 void execution_environment::on_process_exit(const supervisor::exit_status& st) {
     alive_ = false;
+    if (end_reason_.empty()) end_reason_ = "exited: " + st.describe();
     stop_timer();
+    uv_timer_stop(init_timer_);
     if (current_ && (delivered_ || phase_ == rt::phase::initializing)) {
         // [spec §1.4] "Runtime exited with error: exit status 42"; exit 0 without a reply is
         // "Runtime exited without providing a reason".
@@ -277,7 +337,7 @@ void execution_environment::on_process_exit(const supervisor::exit_status& st) {
         finish(outcome::function_error,
                rt::platform_error_body("Runtime.ExitError", current_id_, why), "Runtime.ExitError",
                "error");
-        pool_.on_exit(*this, std::nullopt, "");
+        pool_.on_exit(*this, std::nullopt, "", end_reason_);
         return;
     }
     // Died between invocations: an invocation waiting for this environment's /next goes back
@@ -289,10 +349,11 @@ void execution_environment::on_process_exit(const supervisor::exit_status& st) {
         current_.reset();
         id = current_id_;
     }
-    pool_.on_exit(*this, std::move(undelivered), std::move(id));
+    pool_.on_exit(*this, std::move(undelivered), std::move(id), end_reason_);
 }
 
-void execution_environment::kill() {
+void execution_environment::kill(std::string reason) {
+    if (end_reason_.empty()) end_reason_ = std::move(reason);
     alive_ = false;
     if (process_) process_->kill();
 }

@@ -18,8 +18,11 @@ namespace coldbrew::functions {
 
 class execution_environment {
 public:
+    // `id` is the pool policy's environment id. A provisioned environment's first invocation
+    // is not a cold start. `modeled_init_ms` (cold starts) is waited, times time_scale, after
+    // the runtime's own init and before the first invocation is delivered.
     execution_environment(function_pool& pool, pool_context& ctx, const config::function& fn,
-                          int index);
+                          std::uint64_t id, bool provisioned, std::optional<double> modeled_init_ms);
     ~execution_environment();
 
     // Opens the Runtime API listener and starts the process. On failure the error is the
@@ -33,13 +36,12 @@ public:
     runtime_api::phase phase() const noexcept { return phase_; }
     bool alive() const noexcept { return alive_; }
     bool assigned() const noexcept { return current_.has_value(); }
-    bool idle() const noexcept { return alive_ && phase_ == runtime_api::phase::waiting && !current_; }
-    bool finishing() const noexcept {
-        return alive_ && phase_ == runtime_api::phase::finishing && !current_;
-    }
-    std::chrono::steady_clock::time_point last_used() const noexcept { return last_used_; }
+    std::uint64_t id() const noexcept { return id_; }
+    bool provisioned() const noexcept { return provisioned_; }
     int pid() const noexcept { return process_ ? process_->pid() : 0; }
-    void kill();
+    // Ends the process group; `reason` ("keep-alive", "shutdown", …) is what the pool logs.
+    void kill(std::string reason);
+    const std::string& end_reason() const noexcept { return end_reason_; }
 
 private:
     void on_runtime_call(http::request req, http::responder respond);
@@ -49,15 +51,22 @@ private:
     void on_process_exit(const supervisor::exit_status& st);
     void start_timer(std::chrono::milliseconds after);
     void stop_timer();
+    void open_init_gate();
     double ms_since(std::chrono::steady_clock::time_point t) const;
 
     function_pool& pool_;
     pool_context& ctx_;
     const config::function& fn_;
-    int index_;
+    std::uint64_t id_;
+    bool provisioned_;
+    std::optional<double> modeled_init_ms_;
+    std::string cgroup_name_;
     std::unique_ptr<http::server> runtime_api_;
     std::unique_ptr<supervisor::process> process_;
     uv_timer_t* timer_ = nullptr;
+    uv_timer_t* init_timer_ = nullptr;  // the modeled Init Duration, scaled
+    bool init_gate_open_ = false;       // the modeled init has been waited
+    std::string end_reason_;
 
     runtime_api::phase phase_ = runtime_api::phase::initializing;
     bool alive_ = false;
@@ -66,7 +75,7 @@ private:
     std::string current_id_;
     bool delivered_ = false;
     http::responder held_next_;
-    std::chrono::steady_clock::time_point spawned_at_, delivered_at_, last_used_;
+    std::chrono::steady_clock::time_point spawned_at_, delivered_at_;
     std::optional<double> init_duration_ms_;
     int peak_memory_mb_ = 0;
 };

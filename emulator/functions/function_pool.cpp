@@ -4,12 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <ctime>
 #include <map>
 
 #include <spdlog/spdlog.h>
 
 #include "emulator/functions/execution_environment.hpp"
+#include "emulator/functions/function_model.hpp"
 
 namespace coldbrew::functions {
 
@@ -92,32 +94,47 @@ supervisor::spawn_options launcher_for(const config::function& fn,
     return o;
 }
 
-function_pool::function_pool(const config::function& fn, pool_context& ctx) : fn_(fn), ctx_(ctx) {
+function_pool::function_pool(const config::function& fn, const function_model& model,
+                             models::account_concurrency& account, pool_context& ctx)
+    : fn_(fn), model_(model), ctx_(ctx) {
+    started_ = ctx_.clock->steady();
+    policy_ = std::make_unique<models::pool_policy>(
+        fn_.name, model_.limits, model_.lifetime, model_.cold_start, *ctx_.rng, account,
+        [this](const models::pool_event& e) {
+            if (ctx_.decisions) ctx_.decisions->write(e.to_json());
+        });
     reap_timer_ = new uv_timer_t;
     uv_timer_init(ctx_.loop, reap_timer_);
     reap_timer_->data = this;
+    expiry_timer_ = new uv_timer_t;
+    uv_timer_init(ctx_.loop, expiry_timer_);
+    expiry_timer_->data = this;
+    act(policy_->provision(model_now_ms()));
 }
 
 function_pool::~function_pool() {
     shutdown();
     environments_.clear();
     dead_.clear();
-    reap_timer_->data = nullptr;
-    uv_close(reinterpret_cast<uv_handle_t*>(reap_timer_),
-             [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
+    for (auto* t : {reap_timer_, expiry_timer_}) {
+        t->data = nullptr;
+        uv_close(reinterpret_cast<uv_handle_t*>(t),
+                 [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
+    }
 }
 
-int function_pool::capacity() const {
-    int cap = std::max(1, fn_.max_environments);
-    if (fn_.reserved_concurrency) cap = std::min(cap, *fn_.reserved_concurrency);
-    return cap;
+// Modeled time: real time since the pool started, divided by time_scale.
+double function_pool::model_now_ms() const {
+    const double real_ms =
+        std::chrono::duration<double, std::milli>(ctx_.clock->steady() - started_).count();
+    return real_ms / ctx_.settings->time_scale;
 }
 
 pool_stats function_pool::stats() const {
     pool_stats s = stats_;
     s.environments = static_cast<std::size_t>(
         std::count_if(environments_.begin(), environments_.end(),
-                      [](const auto& e) { return e->alive(); }));
+                      [](const auto& e) { return e.second->alive(); }));
     return s;
 }
 
@@ -155,89 +172,127 @@ void function_pool::invoke(invocation inv) {
                        ";Sampled=0";
     }
     ++in_flight_;
-    place(std::move(inv), std::move(request_id));
+    place(std::move(inv), std::move(request_id), std::nullopt);
 }
 
-void function_pool::place(invocation inv, std::string request_id) {
-    execution_environment* best = nullptr;
-    for (auto& e : environments_)
-        if (e->idle() && (!best || e->last_used() > best->last_used())) best = e.get();
-    if (!best)
-        for (auto& e : environments_)
-            if (e->finishing() && (!best || e->last_used() > best->last_used())) best = e.get();
-    if (best) {
-        spdlog::debug("{}: {} → warm execution environment (pid {})", fn_.name, request_id,
-                      best->pid());
-        best->assign(std::move(inv), std::move(request_id));
-        return;
+void function_pool::place(invocation inv, std::string request_id,
+                          std::optional<std::uint64_t> index) {
+    // Evictions that are due go first, so the policy's answer does not depend on when the
+    // expiry timer last fired.
+    const double now = model_now_ms();
+    act(policy_->expire(now));
+    auto p = policy_->acquire(now, index);
+    switch (p.kind) {
+    case models::placement_kind::warm: {
+        auto it = environments_.find(p.environment);
+        spdlog::debug("{}: {} → warm execution environment {}", fn_.name, request_id,
+                      p.environment);
+        it->second->assign(std::move(inv), std::move(request_id));
+        break;
     }
-
-    int live = static_cast<int>(std::count_if(environments_.begin(), environments_.end(),
-                                              [](const auto& e) { return e->alive(); }));
-    if (live >= capacity() || (fn_.reserved_concurrency && *fn_.reserved_concurrency == 0)) {
+    case models::placement_kind::cold: {
+        std::string error_type, error_message;
+        auto* env = start_environment(p.environment, false, p.init, error_type, error_message);
+        if (!env) {
+            --in_flight_;
+            ++stats_.function_errors;
+            ctx_.logs->write(fn_.name, "RequestId: " + request_id + " Error: " + error_message);
+            ctx_.logs->write(fn_.name, error_type);
+            invocation_result r;
+            r.kind = outcome::function_error;
+            r.request_id = request_id;
+            r.error_type = error_type;
+            r.payload = runtime_api::platform_error_body(error_type, request_id, error_message);
+            act(policy_->discard(p.environment, model_now_ms(), "start-failed"));
+            if (inv.on_done) inv.on_done(std::move(r));
+            break;
+        }
+        ++stats_.cold_starts;
+        spdlog::debug("{}: {} → cold start, execution environment {} (pid {}), modeled init "
+                      "{:.2f} ms",
+                      fn_.name, request_id, p.environment, env->pid(),
+                      p.init ? p.init->total_ms : 0.0);
+        env->assign(std::move(inv), std::move(request_id));
+        break;
+    }
+    case models::placement_kind::throttle: {
         ++stats_.throttles;
         --in_flight_;
         invocation_result r;
         r.kind = outcome::throttled;
         r.request_id = request_id;
         r.message = "Rate Exceeded.";
-        r.throttle_reason = fn_.reserved_concurrency
-                                ? "ReservedFunctionConcurrentInvocationLimitExceeded"
-                                : "ConcurrentInvocationLimitExceeded";
-        // Say why, once per throttle: a 500 from the gateway alone does not tell a user which
-        // limit to raise.
-        spdlog::warn("{}: invocation throttled ({}): {} execution environments busy{}", fn_.name,
-                     r.throttle_reason, live,
-                     fn_.reserved_concurrency
-                         ? " (ReservedConcurrentExecutions)"
-                         : "; raise max_environments in coldbrew.yaml to allow more");
+        r.throttle_reason = p.throttle_reason;
+        // Say why: a 500 from the gateway alone does not tell a user which limit to raise.
+        spdlog::warn("{}: invocation throttled ({}); {} in flight", fn_.name, r.throttle_reason,
+                     policy_->busy());
         if (inv.on_done) inv.on_done(std::move(r));
-        return;
+        break;
     }
-
-    auto env = std::make_unique<execution_environment>(*this, ctx_, fn_,
-                                                       static_cast<int>(next_environment_index_++));
-    std::string error_type, error_message;
-    if (!env->start(error_type, error_message)) {
-        --in_flight_;
-        ++stats_.function_errors;
-        ctx_.logs->write(fn_.name, "RequestId: " + request_id + " Error: " + error_message);
-        ctx_.logs->write(fn_.name, error_type);
-        invocation_result r;
-        r.kind = outcome::function_error;
-        r.request_id = request_id;
-        r.error_type = error_type;
-        r.payload = runtime_api::platform_error_body(error_type, request_id, error_message);
-        if (inv.on_done) inv.on_done(std::move(r));
-        dead_.push_back(std::move(env));
-        schedule_collect();
-        return;
+    case models::placement_kind::wait:
+        ++stats_.waits;
+        if (!warned_wait_) {
+            warned_wait_ = true;
+            spdlog::warn("{}: {} execution environments busy (max_environments); invocations "
+                         "wait for one, where AWS would start more. Raise max_environments in "
+                         "coldbrew.yaml to allow more processes",
+                         fn_.name, policy_->live());
+        }
+        waiting_.push_back({std::move(inv), std::move(request_id), p.request_index});
+        break;
     }
-    ++stats_.cold_starts;
-    spdlog::debug("{}: {} → cold start, new execution environment (pid {})", fn_.name, request_id,
-                  env->pid());
-    env->assign(std::move(inv), std::move(request_id));
-    environments_.push_back(std::move(env));
+    arm_expiry();
 }
 
-void function_pool::on_done(const invocation_result& r) {
+execution_environment* function_pool::start_environment(
+    std::uint64_t id, bool provisioned, const std::optional<models::init_draw>& init,
+    std::string& error_type, std::string& error_message) {
+    std::optional<double> modeled;
+    if (init && !provisioned) modeled = init->total_ms;
+    auto env = std::make_unique<execution_environment>(*this, ctx_, fn_, id, provisioned, modeled);
+    if (!env->start(error_type, error_message)) {
+        dead_.push_back(std::move(env));
+        schedule_collect();
+        return nullptr;
+    }
+    auto* raw = env.get();
+    environments_[id] = std::move(env);
+    return raw;
+}
+
+void function_pool::on_done(execution_environment& env, const invocation_result& r) {
     if (in_flight_ > 0) --in_flight_;
     if (r.kind == outcome::function_error) {
         ++stats_.function_errors;
         if (r.error_type == "Sandbox.Timedout") ++stats_.timeouts;
     }
+    // An environment being reset (timeout, crash, init error) is discarded when its process
+    // is gone; only a healthy one becomes idle.
+    if (env.alive() && !shut_down_) {
+        act(policy_->release(env.id(), model_now_ms()));
+        drain_waiting();
+        arm_expiry();
+    }
+}
+
+void function_pool::on_provisioned_ready(execution_environment&) {
+    // Said once, when the configured number is first reached: scripts (and people) wait for
+    // it before measuring, as a deployment waits for provisioned concurrency to be READY.
+    if (++provisioned_ready_ == static_cast<std::size_t>(model_.limits.provisioned_concurrency))
+        spdlog::info("{}: {} provisioned execution environments ready", fn_.name,
+                     provisioned_ready_);
 }
 
 void function_pool::on_exit(execution_environment& env, std::optional<invocation> undelivered,
-                            std::string request_id) {
-    for (auto it = environments_.begin(); it != environments_.end(); ++it) {
-        if (it->get() == &env) {
-            dead_.push_back(std::move(*it));
-            environments_.erase(it);
-            break;
-        }
+                            std::string request_id, const std::string& reason) {
+    const std::uint64_t id = env.id();
+    auto it = environments_.find(id);
+    if (it != environments_.end() && it->second.get() == &env) {
+        dead_.push_back(std::move(it->second));
+        environments_.erase(it);
     }
     schedule_collect();
+    if (!shut_down_) act(policy_->discard(id, model_now_ms(), reason));
     if (undelivered) {
         if (shut_down_) {
             --in_flight_;
@@ -247,9 +302,72 @@ void function_pool::on_exit(execution_environment& env, std::optional<invocation
             r.message = "coldbrew is shutting down";
             if (undelivered->on_done) undelivered->on_done(std::move(r));
         } else {
-            place(std::move(*undelivered), std::move(request_id));
+            // Placed again as the same request: its decision-log index does not change.
+            place(std::move(*undelivered), std::move(request_id), std::nullopt);
         }
     }
+    if (!shut_down_) {
+        drain_waiting();
+        arm_expiry();
+    }
+}
+
+void function_pool::act(const std::vector<models::pool_action>& actions) {
+    for (const auto& a : actions) {
+        if (a.type == models::pool_action::kind::evict) {
+            ++stats_.evictions;
+            spdlog::debug("{}: execution environment {} evicted ({})", fn_.name, a.environment,
+                          a.reason);
+            if (auto it = environments_.find(a.environment); it != environments_.end())
+                it->second->kill(a.reason);
+            continue;
+        }
+        if (shut_down_) continue;
+        ++stats_.provisioned;
+        std::string error_type, error_message;
+        if (!start_environment(a.environment, true, a.init, error_type, error_message)) {
+            // Retried on the next invocation's placement would hide it; say it loudly once.
+            spdlog::error("{}: provisioned execution environment could not start: {}", fn_.name,
+                          error_message);
+            // Not replaced again: a bootstrap that cannot start would loop forever.
+        }
+    }
+}
+
+void function_pool::drain_waiting() {
+    // Each waiting invocation asks again, in arrival order, until one has to wait again.
+    while (!waiting_.empty() && !shut_down_) {
+        auto w = std::move(waiting_.front());
+        waiting_.pop_front();
+        const std::size_t before = waiting_.size();
+        place(std::move(w.inv), std::move(w.request_id), w.request_index);
+        if (waiting_.size() > before) {
+            // It went to the back; put it first again so order is kept.
+            waiting_.push_front(std::move(waiting_.back()));
+            waiting_.pop_back();
+            --stats_.waits;
+            break;
+        }
+    }
+}
+
+void function_pool::arm_expiry() {
+    auto next = policy_->next_expiry_ms();
+    if (!next || shut_down_) {
+        uv_timer_stop(expiry_timer_);
+        return;
+    }
+    const double wait_real_ms =
+        std::max(0.0, (*next - model_now_ms()) * ctx_.settings->time_scale);
+    uv_timer_start(
+        expiry_timer_,
+        [](uv_timer_t* t) {
+            auto* self = static_cast<function_pool*>(t->data);
+            if (!self) return;
+            self->act(self->policy_->expire(self->model_now_ms()));
+            self->arm_expiry();
+        },
+        static_cast<std::uint64_t>(std::ceil(wait_real_ms)) + 1, 0);
 }
 
 // Dead environments are freed on the next loop turn: the calls that retire them come from
@@ -265,10 +383,22 @@ void function_pool::schedule_collect() {
 
 void function_pool::shutdown() {
     shut_down_ = true;
-    for (auto& e : environments_) e->kill();
+    uv_timer_stop(expiry_timer_);
+    while (!waiting_.empty()) {
+        auto w = std::move(waiting_.front());
+        waiting_.pop_front();
+        --in_flight_;
+        invocation_result r;
+        r.kind = outcome::unavailable;
+        r.request_id = w.request_id;
+        r.message = "coldbrew is shutting down";
+        if (w.inv.on_done) w.inv.on_done(std::move(r));
+    }
+    for (auto& [_, e] : environments_) e->kill("shutdown");
 }
 
-std::vector<std::string> function_pool::environment_for(int runtime_api_port, int index) const {
+std::vector<std::string> function_pool::environment_for(int runtime_api_port, std::uint64_t index,
+                                                       bool provisioned) const {
     std::map<std::string, std::string> env;
     // Defaults Lambda sets that a user may override [ENV].
     env["LANG"] = "en_US.UTF-8";
@@ -305,7 +435,7 @@ std::vector<std::string> function_pool::environment_for(int runtime_api_port, in
     env["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"] = std::to_string(fn_.memory_mb);
     env["AWS_LAMBDA_FUNCTION_VERSION"] = "$LATEST";
     env["AWS_LAMBDA_FUNCTION_TIMEOUT"] = std::to_string(fn_.timeout_s);
-    env["AWS_LAMBDA_INITIALIZATION_TYPE"] = "on-demand";
+    env["AWS_LAMBDA_INITIALIZATION_TYPE"] = provisioned ? "provisioned-concurrency" : "on-demand";
     env["AWS_LAMBDA_LOG_GROUP_NAME"] = "/aws/lambda/" + fn_.function_name;
     {
         std::time_t t = static_cast<std::time_t>(ctx_.clock->epoch_ms() / 1000);
@@ -315,7 +445,7 @@ std::vector<std::string> function_pool::environment_for(int runtime_api_port, in
         std::strftime(date, sizeof(date), "%Y/%m/%d", &tm);
         env["AWS_LAMBDA_LOG_STREAM_NAME"] =
             std::string(date) + "/[$LATEST]" +
-            models::random_hex(*ctx_.rng, "log-stream", fn_.name, static_cast<std::uint64_t>(index), 32);
+            models::random_hex(*ctx_.rng, "log-stream", fn_.name, index, 32);
     }
     env["AWS_LAMBDA_RUNTIME_API"] = "127.0.0.1:" + std::to_string(runtime_api_port);
     env["_HANDLER"] = fn_.handler;

@@ -1,17 +1,22 @@
 #pragma once
-// A function's execution environments: which one serves an invocation, when to start a new
-// one, when to throttle. One environment serves one invocation at a time (Lambda semantics);
-// concurrency means more environments, up to the function's cap, then a throttle.
+// A function's execution environments, acting on models::pool_policy: the policy decides
+// (warm or cold, which environment, throttle, evict, provision) in modeled time; this class
+// starts and kills the processes, waits the modeled Init Duration, and answers invocations.
+// One environment serves one invocation at a time (Lambda semantics).
 //
-// Placement (in this order): an idle environment, most recently used first; else one that has
-// just answered and is about to call /next (on loopback a client's next request can beat the
-// runtime's /next, and Lambda would have reused that environment); else a new environment
-// (a cold start) while fewer than min(max_environments, ReservedConcurrentExecutions) exist;
-// else a throttle, as Lambda's 429 TooManyRequestsException.
+// Modeled time runs time_scale times faster than the real clock: a keep-alive of 6 min at
+// time_scale 0.01 evicts after 3.6 s, and a modeled 800 ms init sleeps 8 ms.
+//
+// An environment is idle again as soon as it answers; if the next invocation arrives before
+// its runtime is back on /next (on loopback a client can beat it), it is delivered when /next
+// comes, as Lambda would reuse that environment.
 
 #include <uv.h>
 
+#include <chrono>
 #include <cstdint>
+#include <deque>
+#include <map>
 #include <filesystem>
 #include <functional>
 #include <list>
@@ -22,8 +27,11 @@
 
 #include "emulator/clock/clock.hpp"
 #include "emulator/config/stack.hpp"
+#include "emulator/supervisor/cgroup.hpp"
 #include "emulator/supervisor/supervisor.hpp"
 #include "emulator/telemetry/log_lines.hpp"
+#include "emulator/telemetry/decision_log.hpp"
+#include "models/pool/pool_policy.hpp"
 #include "models/random/random_source.hpp"
 
 namespace coldbrew::functions {
@@ -48,11 +56,13 @@ struct invocation_result {
     std::string error_type;
     std::string throttle_reason;  // ThrottleReason (spec §3.3, the Lambda service model in
                                   // @aws-sdk/client-lambda): ConcurrentInvocationLimitExceeded,
-                                  // ReservedFunctionConcurrentInvocationLimitExceeded
+                                  // ReservedFunctionConcurrentInvocationLimitExceeded,
+                                  // FunctionInvocationRateLimitExceeded (scaling rate)
     std::string message;          // human text for throttled / too_large / unavailable
     bool cold_start = false;
     double duration_ms = 0;
-    std::optional<double> init_duration_ms;
+    std::optional<double> init_duration_ms;  // modeled + real local init, cold starts only
+    std::optional<double> modeled_init_ms;   // the modeled part (unscaled)
 };
 
 struct invocation {
@@ -70,6 +80,8 @@ struct pool_context {
     supervisor::supervisor* supervisor = nullptr;
     telemetry::log_sink* logs = nullptr;
     const config::settings* settings = nullptr;
+    telemetry::decision_log* decisions = nullptr;  // may be null
+    supervisor::cpu_limiter* cpu = nullptr;        // null when CPU share is not enforced
     std::filesystem::path runtimes_dir;  // holds node/ and python/ shims
     // Variables handed through from coldbrew's own environment (PATH, HOME, credentials …).
     std::vector<std::pair<std::string, std::string>> host_env;
@@ -77,18 +89,26 @@ struct pool_context {
 
 class execution_environment;
 
+struct function_model;
+
 struct pool_stats {
     std::uint64_t invocations = 0;
-    std::uint64_t cold_starts = 0;
+    std::uint64_t cold_starts = 0;       // invocations that waited for a new environment
     std::uint64_t throttles = 0;
+    std::uint64_t waits = 0;             // invocations queued at the local max_environments
     std::uint64_t function_errors = 0;
     std::uint64_t timeouts = 0;
-    std::size_t environments = 0;  // alive now
+    std::uint64_t evictions = 0;         // idle keep-alive or maximum lifetime reached
+    std::uint64_t provisioned = 0;       // provisioned environments started (incl. replacements)
+    std::size_t environments = 0;        // alive now
 };
 
 class function_pool {
 public:
-    function_pool(const config::function& fn, pool_context& ctx);
+    // `model` must outlive the pool. Provisioned environments start at once. Throws
+    // std::invalid_argument when the limits are inconsistent (build_models checks first).
+    function_pool(const config::function& fn, const function_model& model,
+                  models::account_concurrency& account, pool_context& ctx);
     ~function_pool();  // kills every environment
     function_pool(const function_pool&) = delete;
     function_pool& operator=(const function_pool&) = delete;
@@ -105,23 +125,48 @@ public:
 
 private:
     friend class execution_environment;
-    void place(invocation inv, std::string request_id);
+    struct waiting {
+        invocation inv;
+        std::string request_id;
+        std::uint64_t request_index;
+    };
+    // Asks the policy where `inv` goes and acts on it.
+    void place(invocation inv, std::string request_id, std::optional<std::uint64_t> index);
+    execution_environment* start_environment(std::uint64_t id, bool provisioned,
+                                             const std::optional<models::init_draw>& init,
+                                             std::string& error_type, std::string& error_message);
+    // From an environment: its invocation was answered (it is idle now).
+    void on_done(execution_environment& env, const invocation_result& r);
+    // From a provisioned environment whose runtime has finished its init.
+    void on_provisioned_ready(execution_environment& env);
+    // From an environment: its process is gone. An invocation it had not started goes back
+    // to placement.
     void on_exit(execution_environment& env, std::optional<invocation> undelivered,
-                 std::string request_id);
-    void on_done(const invocation_result& r);
-    int capacity() const;
-    std::vector<std::string> environment_for(int runtime_api_port, int index) const;
+                 std::string request_id, const std::string& reason);
+    void act(const std::vector<models::pool_action>& actions);
+    void retire(std::uint64_t id);
+    void drain_waiting();
+    void arm_expiry();
+    double model_now_ms() const;
+    std::vector<std::string> environment_for(int runtime_api_port, std::uint64_t index,
+                                             bool provisioned) const;
     void schedule_collect();
 
     const config::function& fn_;
+    const function_model& model_;
     pool_context& ctx_;
-    std::list<std::unique_ptr<execution_environment>> environments_;
+    std::unique_ptr<models::pool_policy> policy_;
+    std::chrono::steady_clock::time_point started_;
+    std::map<std::uint64_t, std::unique_ptr<execution_environment>> environments_;
     std::list<std::unique_ptr<execution_environment>> dead_;  // freed on the next loop turn
+    std::deque<waiting> waiting_;
     uv_timer_t* reap_timer_ = nullptr;
+    uv_timer_t* expiry_timer_ = nullptr;
     std::uint64_t next_request_index_ = 0;
-    std::uint64_t next_environment_index_ = 0;
     std::size_t in_flight_ = 0;
     bool shut_down_ = false;
+    bool warned_wait_ = false;
+    std::size_t provisioned_ready_ = 0;  // provisioned environments that finished init
     pool_stats stats_;
 };
 
