@@ -36,6 +36,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -373,6 +374,15 @@ void invoke(http_client& client, const http_response& next) {
     if (auto it = script.find("error"); it != script.end() && it->is_object()) {
         post_error(client, base + "/error", it->value("errorType", "Fake.Error"),
                    it->value("errorMessage", "scripted error"));
+        return;
+    }
+    if (auto it = script.find("read_file"); it != script.end() && it->is_string()) {
+        // Lets a test see the environment from inside: /proc/self/cgroup, limits, …
+        std::ifstream in(it->get<std::string>());
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const json body = {{"content", text}, {"ok", bool(in)}};
+        post_json(client, base + "/response",
+                  json{{"statusCode", 200}, {"body", body.dump()}}.dump());
         return;
     }
     if (auto it = script.find("raw"); it != script.end() && it->is_string()) {

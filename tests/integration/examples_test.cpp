@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <regex>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -111,3 +112,41 @@ TEST_CASE("examples/hello-cpp: a compiled bootstrap behind both APIs", "[integra
     CHECK(http_request(ex.port, "GET", "/v2/hello/cpp").status == 200);
 }
 #endif
+
+TEST_CASE("examples/coldstart-lab: the lab script runs every variant and its numbers follow the profile",
+          "[integration]") {
+    temp_dir out;
+    const auto results = out.path() / "lab.json";
+    // Small and scaled, so it stays quick; the README runs it at full size.
+    coldbrew_process lab({(source_dir() / "examples" / "coldstart-lab" / "lab.py").string(),
+                          "--clients", "4", "--requests", "3", "--time-scale", "0.02",
+                          "--package-mb", "3", "--coldbrew", coldbrew_binary(), "--json",
+                          results.string()},
+                         {}, "/usr/bin/python3");
+    auto rc = lab.wait_exit(std::chrono::seconds(240));
+    INFO(lab.stdout_text() << lab.stderr_text());
+    REQUIRE(rc == 0);
+    CHECK(lab.stdout_text().find("model p50/p95/p99") != std::string::npos);
+    std::ifstream in(results);
+    auto r = json::parse(in);
+    for (const char* v : {"Baseline", "LargePackage", "LegacyEni", "WithExtension", "Provisioned"}) {
+        INFO(v);
+        REQUIRE(r.contains(v));
+        CHECK(r[v]["requests"] == 12);
+        CHECK(r[v]["errors"] == 0);
+    }
+    // Four concurrent clients need four environments; provisioned ones were ready before.
+    CHECK(r["Baseline"]["cold_starts"] == 4);
+    CHECK(r["Provisioned"]["cold_starts"] == 0);
+    // The model moves in the published direction and size (model-data §2a, §2c, §3):
+    // ~0.1 s per zipped MB, a Go-based agent ~0.5 s, legacy ENI attach seconds at the tail.
+    const double base = r["Baseline"]["model_ms"][0];
+    CHECK(r["LargePackage"]["model_ms"][0].get<double>() > base + 200);
+    CHECK(r["WithExtension"]["model_ms"][0].get<double>() > base + 350);
+    CHECK(r["LegacyEni"]["model_ms"][2].get<double>() > 10000);
+    // The run drew its cold starts from that model: a larger package draws longer inits.
+    CHECK(r["LargePackage"]["drawn_ms"][0].get<double>() > r["Baseline"]["drawn_ms"][2].get<double>() + 150);
+    CHECK(r["Provisioned"]["drawn_ms"][0].is_null());
+    // Every cold start's REPORT says Init Duration, at least the drawn figure.
+    CHECK(r["LargePackage"]["init_ms"][0].get<double>() >= r["LargePackage"]["drawn_ms"][0].get<double>());
+}

@@ -117,7 +117,8 @@ http_reply http_request(int port, const std::string& method, const std::string& 
     return r;
 }
 
-coldbrew_process::coldbrew_process(std::vector<std::string> args, std::map<std::string, std::string> env) {
+coldbrew_process::coldbrew_process(std::vector<std::string> args, std::map<std::string, std::string> env,
+                                   std::string program) {
     int out[2], err[2];
     if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
     std::vector<std::string> envs;
@@ -127,7 +128,7 @@ coldbrew_process::coldbrew_process(std::vector<std::string> args, std::map<std::
         if (!env.count(k)) envs.push_back(kv);
     }
     for (const auto& [k, v] : env) envs.push_back(k + "=" + v);
-    args.insert(args.begin(), coldbrew_binary());
+    args.insert(args.begin(), program.empty() ? coldbrew_binary() : program);
     std::vector<char*> argv, envp;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

@@ -34,9 +34,11 @@ http_reply http_request(int port, const std::string& method, const std::string& 
 // A running `coldbrew` child with stdout and stderr captured line by line.
 class coldbrew_process {
 public:
-    // Runs `coldbrew <args…>`; env entries are added to the child's environment.
+    // Runs `coldbrew <args…>`; env entries are added to the child's environment. `program`
+    // (an absolute path) runs something else the same way, e.g. an example's script.
     explicit coldbrew_process(std::vector<std::string> args,
-                              std::map<std::string, std::string> env = {});
+                              std::map<std::string, std::string> env = {},
+                              std::string program = {});
     ~coldbrew_process();  // SIGKILL if still running, then waits
     coldbrew_process(const coldbrew_process&) = delete;
     coldbrew_process& operator=(const coldbrew_process&) = delete;
