@@ -10,6 +10,9 @@
 #include <algorithm>
 #include <csignal>
 #include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -297,9 +300,35 @@ struct run_models {
     std::string cpu_note;
 };
 
+// The decision log is truncated at start: never let it be the template, coldbrew.yaml or a
+// file of the app's code.
+void check_decision_log_path(const config::stack& stack) {
+    const auto& p = *stack.settings.decision_log;
+    std::error_code ec;
+    auto is = [&](const std::filesystem::path& other) {
+        return std::filesystem::equivalent(p, other, ec);
+    };
+    auto inside = [&](const std::filesystem::path& dir) {
+        auto rel = std::filesystem::weakly_canonical(p, ec).lexically_relative(
+            std::filesystem::weakly_canonical(dir, ec));
+        return !rel.empty() && *rel.begin() != "..";
+    };
+    bool clash = is(stack.template_file) || (stack.coldbrew_file && is(*stack.coldbrew_file));
+    for (const auto& fn : stack.functions) {
+        clash = clash || inside(fn.code_dir);
+        for (const auto& l : fn.layer_dirs) clash = clash || inside(l);
+    }
+    if (clash || std::filesystem::is_directory(p, ec))
+        throw config::config_error({}, "decision_log",
+                                   p.string() + " is part of the app (its template, "
+                                                "coldbrew.yaml or a function's code) or a "
+                                                "directory; choose another path");
+}
+
 void build_run_models(const config::stack& stack, run_models& rm) {
     rm.models = functions::build_models(stack);
     if (stack.settings.decision_log) {
+        check_decision_log_path(stack);
         if (auto ec = rm.decisions.open(*stack.settings.decision_log))
             throw config::config_error({}, "decision_log",
                                        "cannot write " + stack.settings.decision_log->string() +
@@ -411,6 +440,9 @@ int run_invoke(const load_flags& lf, const std::string& function, const std::str
                const std::string& event_json, std::optional<std::uint64_t> seed_flag) {
     config::stack stack = load(lf);
     if (seed_flag) stack.settings.seed = seed_flag;
+    // One invocation of one function: no other function's provisioned environments start.
+    for (auto& f : stack.functions)
+        if (f.name != function) f.provisioned_concurrency.reset();
     const auto* fn = stack.find_function(function);
     if (!fn) {
         std::string names;
@@ -501,7 +533,17 @@ int main(int argc, char** argv) {
         sub->add_option("--time-scale", lf.time_scale,
                         "Multiply modeled delays (cold starts, keep-alive) by this; 0.01 runs a "
                         "1 s cold start in 10 ms")
-            ->check(CLI::Range(1e-6, 1000.0));
+            ->check(CLI::Validator(
+                [](const std::string& text) -> std::string {
+                    char* end = nullptr;
+                    const double x = std::strtod(text.c_str(), &end);
+                    if (end == text.c_str() || *end != '\0' || !std::isfinite(x))
+                        return "must be a number, got '" + text + "'";
+                    if (!(x >= 1e-6 && x <= 1000.0))
+                        return "must be between 0.000001 and 1000, got " + text;
+                    return "";
+                },
+                "X", "time scale"));
     };
 
     int port = -1;
@@ -513,7 +555,18 @@ int main(int argc, char** argv) {
     up->add_option("-p,--port", port, "Gateway port (default 3000; 0 picks a free one)")
         ->check(CLI::Range(0, 65535));
     up->add_option("--host", host, "Address to listen on (default 127.0.0.1)");
-    up->add_option("--seed", seed, "Seed for every random draw (default: drawn and printed)");
+    // CLI11 would wrap -1 round to 2^64-1; a seed is exactly a 64-bit unsigned number.
+    const CLI::Validator seed_check(
+        [](const std::string& text) -> std::string {
+            std::uint64_t v = 0;
+            auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+            if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+                return "must be a whole number from 0 to 18446744073709551615, got '" + text + "'";
+            return "";
+        },
+        "N", "seed");
+    up->add_option("--seed", seed, "Seed for every random draw (default: drawn and printed)")
+        ->check(seed_check);
     up->add_option("--decision-log", lf.decision_log,
                    "Write every modeled decision (environment created, reused, evicted, "
                    "throttled) to this JSONL file");
@@ -525,7 +578,7 @@ int main(int argc, char** argv) {
     auto* event_opt = inv->add_option("-e,--event", event_file,
                                       "File with the event JSON, or - for stdin (default: {})");
     inv->add_option("--event-json", event_json, "The event JSON itself")->excludes(event_opt);
-    inv->add_option("--seed", seed, "Seed for request ids and modeled draws");
+    inv->add_option("--seed", seed, "Seed for request ids and modeled draws")->check(seed_check);
     inv->add_option("--decision-log", lf.decision_log, "Write modeled decisions to this JSONL file");
 
     auto* val = cli.add_subcommand("validate", "Load and check the config; print functions and routes");
@@ -537,7 +590,9 @@ int main(int argc, char** argv) {
     try {
         cli.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        return cli.exit(e);
+        // --help and --version exit 0; a bad flag is a usage error, exit 2 like a bad config.
+        const int rc = cli.exit(e);
+        return rc == 0 ? 0 : 2;
     }
 
     auto logger = spdlog::stderr_color_mt("coldbrew");

@@ -100,7 +100,10 @@ std::string read_choice(const ynode& v, std::string_view what,
 std::string read_distribution(const ynode& v, std::string_view what) {
     const std::string& text = expect_string(v, what);
     try {
-        (void)models::parse_distribution(text);
+        // Every distribution here is a duration. A normal may dip below 0 in its far tail
+        // (draws are clamped); one that is negative more than 1 time in 1000 is a mistake.
+        if (models::parse_distribution(text).quantile(0.001) < 0)
+            fail(v, std::string(what) + " is a duration and cannot be negative, got '" + text + "'");
     } catch (const models::distribution_error& e) {
         throw config_error(position_in_scalar(v, e.offset()), v.path,
                            std::string(e.what()) + " in '" + text + "'");
@@ -250,7 +253,12 @@ constexpr field<function_override> function_fields[] = {
      }},
     {"package_mb",
      [](const ynode& v, function_override& out) {
+         // Lambda's largest deployment package is a 10 GB container image (Lambda quotas);
+         // beyond it the modeled init would be days long and nothing AWS could deploy.
          out.package_mb = read_non_negative(v, "package_mb");
+         if (*out.package_mb > 10240.0)
+             fail(v, "package_mb must be at most 10240 (Lambda's largest package, a 10 GB "
+                     "container image), got " + v.text);
      }},
     {"model",
      [](const ynode& v, function_override& out) {

@@ -147,17 +147,20 @@ bool execution_environment::start(std::string& error_type, std::string& error_me
     }
     alive_ = true;
     phase_ = rt::phase::initializing;
-    if (ctx_.cpu) {
-        // CPU share follows memory, as on Lambda (1,769 MB = 1 vCPU).
-        cgroup_name_ = fn_.name + "-" + std::to_string(id_);
-        if (auto ec = ctx_.cpu->limit(process_->pid(), cgroup_name_,
-                                      models::vcpu_share(fn_.memory_mb))) {
-            spdlog::debug("{}: CPU share not applied to environment {}: {}", fn_.name, id_,
-                          ec.message());
-            cgroup_name_.clear();
-        }
-    }
     return true;
+}
+
+// CPU share follows memory, as on Lambda (1,769 MB = 1 vCPU), from the end of the local init
+// on: the modeled Init Duration already stands for the runtime's start on Lambda's CPU, and a
+// throttled local start would count it twice.
+void execution_environment::limit_cpu() {
+    if (!ctx_.cpu || !process_ || !cgroup_name_.empty()) return;
+    cgroup_name_ = fn_.name + "-" + std::to_string(id_);
+    if (auto ec = ctx_.cpu->limit(process_->pid(), cgroup_name_, models::vcpu_share(fn_.memory_mb))) {
+        spdlog::debug("{}: CPU share not applied to environment {}: {}", fn_.name, id_,
+                      ec.message());
+        cgroup_name_.clear();
+    }
 }
 
 void execution_environment::assign(invocation inv, std::string request_id) {
@@ -220,6 +223,7 @@ void execution_environment::on_runtime_call(http::request req, http::responder r
     if (std::holds_alternative<rt::next_call>(c)) {
         if (phase_ == rt::phase::initializing) {
             init_duration_ms_ = ms_since(spawned_at_);
+            limit_cpu();
             open_init_gate();
             if (provisioned_) pool_.on_provisioned_ready(*this);
         }

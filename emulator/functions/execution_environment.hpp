@@ -52,6 +52,7 @@ private:
     void start_timer(std::chrono::milliseconds after);
     void stop_timer();
     void open_init_gate();
+    void limit_cpu();
     double ms_since(std::chrono::steady_clock::time_point t) const;
 
     function_pool& pool_;

@@ -44,11 +44,18 @@ std::unique_ptr<stack_models> build_models(const config::stack& stack) {
     // the pools reserve again on the real one.
     models::account_concurrency scratch(out->account_->limit(), profile.unreserved_minimum);
     for (const auto& fn : stack.functions) {
-        if (fn.reserved_concurrency) {
+        // Provisioned concurrency is allocated from the account too: from the function's
+        // reservation when it has one, else from the unreserved pool, which must keep its
+        // minimum ("Configuring provisioned concurrency", Lambda Developer Guide).
+        const bool reserved = fn.reserved_concurrency.has_value();
+        const int allocated = reserved ? *fn.reserved_concurrency : fn.provisioned_concurrency.value_or(0);
+        if (allocated > 0) {
             try {
-                scratch.reserve(*fn.reserved_concurrency);
+                scratch.reserve(allocated);
             } catch (const std::invalid_argument& e) {
-                throw at_function(fn, std::string("ReservedConcurrentExecutions: ") + e.what());
+                throw at_function(fn, std::string(reserved ? "ReservedConcurrentExecutions: "
+                                                           : "ProvisionedConcurrentExecutions: ") +
+                                          e.what());
             }
         }
 

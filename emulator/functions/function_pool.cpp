@@ -101,7 +101,8 @@ function_pool::function_pool(const config::function& fn, const function_model& m
     policy_ = std::make_unique<models::pool_policy>(
         fn_.name, model_.limits, model_.lifetime, model_.cold_start, *ctx_.rng, account,
         [this](const models::pool_event& e) {
-            if (ctx_.decisions) ctx_.decisions->write(e.to_json());
+            // Serialised only when someone reads it: this runs on every invocation.
+            if (ctx_.decisions && ctx_.decisions->is_open()) ctx_.decisions->write(e.to_json());
         });
     reap_timer_ = new uv_timer_t;
     uv_timer_init(ctx_.loop, reap_timer_);
@@ -279,8 +280,8 @@ void function_pool::on_provisioned_ready(execution_environment&) {
     // Said once, when the configured number is first reached: scripts (and people) wait for
     // it before measuring, as a deployment waits for provisioned concurrency to be READY.
     if (++provisioned_ready_ == static_cast<std::size_t>(model_.limits.provisioned_concurrency))
-        spdlog::info("{}: {} provisioned execution environments ready", fn_.name,
-                     provisioned_ready_);
+        spdlog::info("{}: provisioned concurrency ready ({} execution environment{})", fn_.name,
+                     provisioned_ready_, provisioned_ready_ == 1 ? "" : "s");
 }
 
 void function_pool::on_exit(execution_environment& env, std::optional<invocation> undelivered,

@@ -20,6 +20,7 @@ import random
 import re
 import signal
 import subprocess
+import shutil
 import sys
 import tempfile
 import threading
@@ -52,10 +53,10 @@ def fmt_ms(v):
     return f"{v / 1000:.1f} s" if v >= 10000 else f"{v:.0f} ms"
 
 
-def generate_package(mb):
-    """Fills the Dependencies layer with `mb` MB of incompressible bytes (seeded, so every run models
+def generate_package(app, mb):
+    """Fills the Dependencies layer of the copy at `app` with `mb` MB of incompressible bytes (seeded, so every run models
     the same package), standing in for a large dependency tree."""
-    vendor = os.path.join(HERE, "dependencies", "python", "vendor")
+    vendor = os.path.join(app, "dependencies", "python", "vendor")
     os.makedirs(vendor, exist_ok=True)
     wanted = {f"blob-{i:03d}.bin" for i in range(mb)}
     for name in os.listdir(vendor):
@@ -71,9 +72,9 @@ def generate_package(mb):
             f.write(chunk)
 
 
-def predicted(coldbrew):
+def predicted(coldbrew, app):
     """Each function's modeled p50/p95/p99 as `coldbrew validate` prints them."""
-    out = subprocess.run([coldbrew, "validate", HERE], capture_output=True, text=True)
+    out = subprocess.run([coldbrew, "validate", app], capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"coldbrew validate failed:\n{out.stderr}{out.stdout}")
     value = r"([\d.]+) (ms|s)"
@@ -93,11 +94,11 @@ def predicted(coldbrew):
 class Coldbrew:
     """`coldbrew up` as a child process, its output collected line by line."""
 
-    def __init__(self, coldbrew, seed, time_scale, decision_log):
+    def __init__(self, coldbrew, app, seed, time_scale, decision_log):
         self.lines = []
         self.provisioned_ready = threading.Event()
         self.proc = subprocess.Popen(
-            [coldbrew, "up", HERE, "--port", "0", "--seed", str(seed),
+            [coldbrew, "up", app, "--port", "0", "--seed", str(seed),
              "--time-scale", str(time_scale), "--decision-log", decision_log],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.port = None
@@ -110,7 +111,7 @@ class Coldbrew:
                 if m:
                     self.port = int(m.group(1))
                     ready.set()
-                if "Provisioned: " in line and "provisioned execution environments ready" in line:
+                if "Provisioned: provisioned concurrency ready" in line:
                     self.provisioned_ready.set()
             ready.set()
             self.provisioned_ready.set()
@@ -195,11 +196,15 @@ def main():
     if not os.access(args.coldbrew, os.X_OK):
         sys.exit(f"{args.coldbrew} not found: build first (tools/build.sh) or pass --coldbrew")
 
-    generate_package(args.package_mb)
-    model = predicted(args.coldbrew)
+    # The lab runs on a copy, so the generated package never lands in the source tree.
+    work = tempfile.TemporaryDirectory(prefix="coldstart-lab-")
+    app = os.path.join(work.name, "app")
+    shutil.copytree(HERE, app, ignore=shutil.ignore_patterns("python", "__pycache__"))
+    generate_package(app, args.package_mb)
+    model = predicted(args.coldbrew, app)
 
-    decision_log = os.path.join(tempfile.mkdtemp(prefix="coldstart-lab-"), "decisions.jsonl")
-    cb = Coldbrew(args.coldbrew, args.seed, args.time_scale, decision_log)
+    decision_log = os.path.join(work.name, "decisions.jsonl")
+    cb = Coldbrew(args.coldbrew, app, args.seed, args.time_scale, decision_log)
     results = {}
     try:
         # Provisioned environments start with coldbrew; measure once they are ready, as one

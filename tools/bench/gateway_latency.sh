@@ -24,7 +24,9 @@ trap cleanup EXIT
 
 sed "s|CodeUri: .*|CodeUri: $PWD/$(dirname "$bootstrap")|" examples/hello-cpp/template.yaml > "$work/template.yaml"
 # max_environments 4: the throughput run uses 4 connections, each kept on a warm environment.
-printf 'max_environments: 4\n' > "$work/coldbrew.yaml"
+# memory_mb 1769 (one vCPU): at the template's 128 MB the handler's CPU quota (0.07 vCPU, where
+# cgroups are writable) would be measured instead of coldbrew.
+printf 'max_environments: 4\nfunctions:\n  HelloCpp:\n    memory_mb: 1769\n' > "$work/coldbrew.yaml"
 $build/coldbrew --log-level warn up "$work" --port 0 --seed 1 > "$work/out.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do grep -q "gateway listening" "$work/out.log" 2>/dev/null && break; sleep 0.05; done

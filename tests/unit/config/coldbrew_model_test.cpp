@@ -288,6 +288,7 @@ TEST_CASE("functions.<name>: value errors name line, column and key path", "[uni
         {"big", "package_mb", 17, "", "package_mb must be a number, got 'big'"},
         {"inf", "package_mb", 17, "", "package_mb must be a number >= 0"},
         {"nan", "package_mb", 17, "", "package_mb must be a number >= 0"},
+        {"1e9", "package_mb", 17, "", "package_mb must be at most 10240"},
         {"fast", "model", 12, "", "model must be a mapping"},
     };
     for (const auto& c : cases) {
@@ -391,6 +392,10 @@ TEST_CASE("functions.<name>.model: distribution errors point at the offending ch
         {"      max_lifetime: 'fixd(2h)'", 22, "max_lifetime", "unknown distribution 'fixd'"},
         // Unknown unit: offset of the unit.
         {"      init_duration: fixed(120sec)", 31, "init_duration", "unknown unit 'sec'"},
+        // Durations cannot be negative (a normal's far tail may be; clamped when drawn).
+        {"      keep_alive: fixed(-5min)", 19, "keep_alive", "cannot be negative"},
+        {"      init_duration: normal(mean=10ms, stddev=100ms)", 22, "init_duration",
+         "cannot be negative"},
     };
     for (const auto& c : cases) {
         INFO(c.line);

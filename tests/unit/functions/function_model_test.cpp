@@ -122,3 +122,20 @@ TEST_CASE("stack models: a malformed profile file is reported at its own line", 
         CHECK(e.message().find(bad.string()) == std::string::npos);
     }
 }
+
+TEST_CASE("stack models: provisioned concurrency without a reservation comes from the unreserved pool",
+          "[unit]") {
+    scratch_dir d;
+    auto s = one_function(d.path / "code");
+    s.settings.account_concurrency = 150;
+    s.functions[0].provisioned_concurrency = 60;
+    s.functions[0].max_environments = 100;
+    try {
+        functions::build_models(s);
+        FAIL("expected a config error");
+    } catch (const config::config_error& e) {
+        CHECK(e.message().find("ProvisionedConcurrentExecutions") == 0);
+    }
+    s.functions[0].provisioned_concurrency = 50;
+    CHECK_NOTHROW(functions::build_models(s));
+}
