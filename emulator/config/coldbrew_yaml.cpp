@@ -176,6 +176,35 @@ constexpr field<function_override> model_fields[] = {
      }},
 };
 
+// ---- functions.<name>.async: ------------------------------------------------------------
+
+std::filesystem::path destination_path(const ynode& v, std::string_view what) {
+    const std::string& text = expect_string(v, what);
+    if (text.empty()) fail(v, std::string(what) + " must not be empty");
+    return text;
+}
+
+constexpr field<function_override> async_fields[] = {
+    {"maximum_retry_attempts",
+     [](const ynode& v, function_override& out) {
+         out.async_maximum_retry_attempts =
+             static_cast<int>(expect_int(v, 0, 2, "maximum_retry_attempts"));
+     }},
+    {"maximum_event_age_s",
+     [](const ynode& v, function_override& out) {
+         out.async_maximum_event_age_s =
+             static_cast<int>(expect_int(v, 60, 21600, "maximum_event_age_s"));
+     }},
+    {"on_success",
+     [](const ynode& v, function_override& out) {
+         out.async_on_success = destination_path(v, "on_success");
+     }},
+    {"on_failure",
+     [](const ynode& v, function_override& out) {
+         out.async_on_failure = destination_path(v, "on_failure");
+     }},
+};
+
 constexpr field<function_override> function_fields[] = {
     {"memory_mb", [](const ynode& v,
                      function_override& out) { out.memory_mb = read_memory_mb(v, "memory_mb"); }},
@@ -263,6 +292,10 @@ constexpr field<function_override> function_fields[] = {
     {"model",
      [](const ynode& v, function_override& out) {
          parse_section<function_override>(v, model_fields, out);
+     }},
+    {"async",
+     [](const ynode& v, function_override& out) {
+         parse_section<function_override>(v, async_fields, out);
      }},
 };
 
@@ -413,6 +446,14 @@ void apply_coldbrew_file(const coldbrew_file& file, stack& out) {
         }
         if (o.extensions) fn->extensions = *o.extensions;
         if (o.package_mb) fn->package_mb = o.package_mb;
+        if (o.async_maximum_retry_attempts)
+            fn->async.maximum_retry_attempts = *o.async_maximum_retry_attempts;
+        if (o.async_maximum_event_age_s) fn->async.maximum_event_age_s = *o.async_maximum_event_age_s;
+        auto destination = [&](const std::filesystem::path& p) {
+            return normal_absolute(p.is_absolute() ? p : file.dir / p);
+        };
+        if (o.async_on_success) fn->async.on_success = destination(*o.async_on_success);
+        if (o.async_on_failure) fn->async.on_failure = destination(*o.async_on_failure);
         if (o.model.runtime) fn->model.runtime = o.model.runtime;
         if (o.model.init_duration) fn->model.init_duration = o.model.init_duration;
         if (o.model.package_ms_per_mb) fn->model.package_ms_per_mb = o.model.package_ms_per_mb;

@@ -41,6 +41,8 @@ struct function_override {
     std::optional<std::vector<std::string>> extensions;
     std::optional<double> package_mb;
     function::model_overrides model; // fields left nullopt are not overridden
+    std::optional<int> async_maximum_retry_attempts, async_maximum_event_age_s;
+    std::optional<std::filesystem::path> async_on_success, async_on_failure;  // as written
 };
 
 // What coldbrew.yaml said. Settings start from the struct defaults.

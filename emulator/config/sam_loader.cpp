@@ -600,6 +600,20 @@ void sam_loader::read_function(const ymember& res, const ynode& props_raw) {
         }
     }
 
+    if (auto v = value(props, "EventInvokeConfig")) {
+        expect_map(*v, "EventInvokeConfig");
+        if (const ynode* n = v->find("MaximumRetryAttempts"))
+            fn.async.maximum_retry_attempts =
+                static_cast<int>(expect_int(*n, 0, 2, "MaximumRetryAttempts"));
+        if (const ynode* n = v->find("MaximumEventAgeInSeconds"))
+            fn.async.maximum_event_age_s =
+                static_cast<int>(expect_int(*n, 60, 21600, "MaximumEventAgeInSeconds"));
+        if (const ynode* d = v->find("DestinationConfig"); d && !d->is_null())
+            out_.warnings.push_back(warning_text(
+                *d, "AWS destinations are not delivered locally; set functions." + id +
+                        ".async.on_success / on_failure in coldbrew.yaml for JSONL files"));
+    }
+
     if (const ynode* events = props.find("Events"); events && !events->is_null()) {
         read_events(fn, expect_map(*events, "Events"));
     }

@@ -767,6 +767,11 @@ void serverless_loader::read_function(const ymember& entry) {
                                           *fn.reserved_concurrency, reserved->path);
         }
     }
+    // Asynchronous invocation settings (serverless.yml function keys, v3 docs "Functions").
+    if (const ynode* v = def.find("maximumRetryAttempts"); v && !v->is_null())
+        fn.async.maximum_retry_attempts = static_cast<int>(expect_int(*v, 0, 2, "maximumRetryAttempts"));
+    if (const ynode* v = def.find("maximumEventAge"); v && !v->is_null())
+        fn.async.maximum_event_age_s = static_cast<int>(expect_int(*v, 60, 21600, "maximumEventAge"));
     if (const ynode* package = def.find("package"); package && package->is_map()) {
         if (const ymember* m = package->find_member("artifact")) {
             out_.warnings.push_back(

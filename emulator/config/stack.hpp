@@ -82,6 +82,16 @@ struct function {
     // with `max_environments` in coldbrew.yaml (global or per function).
     // ReservedConcurrentExecutions lowers it further, as on AWS.
     int max_environments = 100;
+    // Asynchronous (Event) invocations (SAM EventInvokeConfig, serverless
+    // maximumRetryAttempts/maximumEventAge, coldbrew.yaml `async`). Lambda's defaults: 2
+    // retries of a function error, events kept up to 6 h ("Error handling and automatic retries
+    // in Lambda", invocation-async-error-handling). Destinations are JSONL files here: AWS
+    // destinations (SQS, SNS, EventBridge, Lambda ARNs) are not delivered locally.
+    struct async_settings {
+        int maximum_retry_attempts = 2;   // 0..2
+        int maximum_event_age_s = 21600;  // 60..21600
+        std::optional<std::filesystem::path> on_success, on_failure;  // absolute
+    } async;
     // Per-function overrides of the model profile (coldbrew.yaml `functions.<name>.model`).
     // Distribution fields hold text already validated with models::parse_distribution().
     struct model_overrides {
