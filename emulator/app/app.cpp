@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "emulator/gateway/gateway.hpp"
+#include "emulator/invoke/invoke_api.hpp"
 #include "models/random/random_source.hpp"
 
 namespace coldbrew::app {
@@ -76,6 +77,20 @@ app::app(const config::stack& stack, app_dependencies deps)
         pools_.emplace(fn.name, std::make_unique<functions::function_pool>(
                                     fn, *model, deps_.models->account(), pool_ctx_));
     }
+    events_ = std::make_unique<invoke::event_queue>(
+        deps_.loop, *deps_.clock, stack_.settings.time_scale, stack_.settings.region,
+        stack_.settings.account_id,
+        [this](const std::string& function, functions::invocation inv) {
+            if (auto* pool = find_pool(function)) pool->invoke(std::move(inv));
+        });
+    for (const auto& fn : stack_.functions) {
+        invoke::async_function_config cfg;
+        cfg.retry.maximum_retry_attempts = fn.async.maximum_retry_attempts;
+        cfg.retry.maximum_event_age_ms = fn.async.maximum_event_age_s * 1000.0;
+        cfg.on_success = fn.async.on_success;
+        cfg.on_failure = fn.async.on_failure;
+        events_->configure(fn.name, fn.function_name, std::move(cfg));
+    }
     gateway_ = std::make_unique<gateway_state>(stack_);
     bool any_rest = false;
     for (const auto& a : stack_.apis) any_rest |= a.kind == config::api_kind::rest;
@@ -88,6 +103,8 @@ app::app(const config::stack& stack, app_dependencies deps)
 
 app::~app() {
     if (gateway_server_) gateway_server_->close();
+    if (invoke_server_) invoke_server_->close();
+    events_.reset();
     pools_.clear();
     drain_timer_->data = nullptr;
     uv_close(reinterpret_cast<uv_handle_t*>(drain_timer_),
@@ -121,6 +138,102 @@ std::error_code app::start_gateway() {
 }
 
 int app::gateway_port() const { return gateway_server_ ? gateway_server_->port() : 0; }
+
+std::error_code app::start_invoke() {
+    http::server_options opts;
+    // Above the 6 MB synchronous limit, so an oversized payload is read and answered with
+    // Lambda's 413 rather than a dropped connection.
+    opts.body_limit = 8 * 1024 * 1024;
+    auto* rng = deps_.rng;
+    auto* next_index = &next_invoke_index_;
+    opts.on_parse_failure = [rng, next_index](http::parse_failure f) {
+        return invoke::malformed_request(
+            f == http::parse_failure::body_too_large,
+            models::uuid_v4(*rng, "invoke-request-id", "invoke", (*next_index)++));
+    };
+    invoke_server_ = std::make_unique<http::server>(
+        deps_.loop,
+        [this](http::request req, http::responder respond) {
+            on_invoke_request(std::move(req), std::move(respond));
+        },
+        std::move(opts));
+    if (auto ec = invoke_server_->listen(stack_.settings.host, stack_.settings.invoke_port))
+        return ec;
+    // Handlers reach it on loopback whatever address it listens on.
+    const std::string host = stack_.settings.host == "0.0.0.0" ? "127.0.0.1" : stack_.settings.host;
+    pool_ctx_.invoke_endpoint = "http://" + host + ":" + std::to_string(invoke_server_->port());
+    return {};
+}
+
+int app::invoke_port() const { return invoke_server_ ? invoke_server_->port() : 0; }
+
+void app::start_provisioned() {
+    for (auto& [_, p] : pools_) p->start_provisioned();
+}
+
+functions::function_pool* app::find_pool(std::string_view name) {
+    // The logical id (what routes and coldbrew.yaml use) or the deployed FunctionName (what an
+    // SDK caller passes).
+    if (auto it = pools_.find(name); it != pools_.end()) return it->second.get();
+    for (auto& [_, p] : pools_)
+        if (p->function().function_name == name) return p.get();
+    return nullptr;
+}
+
+std::vector<std::pair<std::string, invoke::event_queue::stats>> app::async_stats() const {
+    std::vector<std::pair<std::string, invoke::event_queue::stats>> out;
+    for (const auto& [name, _] : pools_) out.emplace_back(name, events_->counters(name));
+    return out;
+}
+
+void app::on_invoke_request(http::request req, http::responder respond) {
+    // One id per request, drawn before parsing: errors carry x-amzn-RequestId too, and an
+    // invocation's awsRequestId is the id of the request that made it.
+    const invoke::context ctx{
+        stack_.settings.region, stack_.settings.account_id,
+        models::uuid_v4(*deps_.rng, "invoke-request-id", "invoke", next_invoke_index_++)};
+    const auto& id = ctx.request_id;
+    auto parsed = invoke::parse_invoke(req, ctx);
+    if (auto* res = std::get_if<http::response>(&parsed)) {
+        respond(std::move(*res));
+        return;
+    }
+    auto& call = std::get<invoke::invoke_request>(parsed);
+    auto* pool = find_pool(call.function);
+    if (!pool || !invoke::serves_qualifier(call)) {
+        respond(invoke::function_not_found(call, ctx));
+        return;
+    }
+    if (shutting_down_) {
+        functions::invocation_result r;
+        r.kind = functions::outcome::unavailable;
+        r.request_id = id;
+        r.message = "coldbrew is shutting down";
+        respond(invoke::service_error_response(r));
+        return;
+    }
+    switch (call.type) {
+    case invoke::invocation_type::dry_run:
+        respond(invoke::dry_run_ok(id));
+        return;
+    case invoke::invocation_type::event:
+        events_->enqueue(pool->function().name, id, std::move(call.payload));
+        respond(invoke::accepted_event(id));
+        return;
+    case invoke::invocation_type::request_response:
+        break;
+    }
+    functions::invocation inv;
+    inv.payload = std::move(call.payload);
+    inv.client_context = call.client_context;
+    inv.request_id = id;
+    inv.capture_log = call.tail_log;
+    inv.on_done = [respond = std::move(respond),
+                   call = std::move(call)](functions::invocation_result r) mutable {
+        respond(invoke::invocation_response(r, call));
+    };
+    pool->invoke(std::move(inv));
+}
 
 bool app::invoke(const std::string& function, functions::invocation inv) {
     auto it = pools_.find(function);
@@ -256,6 +369,10 @@ void app::shutdown(std::uint64_t drain_ms, std::function<void()> done) {
     shutting_down_ = true;
     on_shutdown_done_ = std::move(done);
     if (gateway_server_) gateway_server_->stop_accepting();
+    if (invoke_server_) invoke_server_->stop_accepting();
+    // Events waiting for a retry go to their failure destination now; attempts in flight
+    // finish (or fail) during the drain and are recorded by the queue.
+    events_->shutdown();
     drain_deadline_ms_ = drain_ms;
     // Poll every 10 ms until nothing is in flight or the drain period is over.
     uv_timer_start(

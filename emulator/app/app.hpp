@@ -15,6 +15,7 @@
 #include "emulator/functions/function_model.hpp"
 #include "emulator/functions/function_pool.hpp"
 #include "emulator/http/server.hpp"
+#include "emulator/invoke/event_queue.hpp"
 #include "emulator/supervisor/reaper.hpp"
 #include "emulator/supervisor/supervisor.hpp"
 
@@ -43,6 +44,11 @@ public:
     // Opens the gateway on settings.host:settings.gateway_port (0 picks a free port).
     std::error_code start_gateway();
     int gateway_port() const;
+    // Opens the Lambda Invoke API on settings.host:settings.invoke_port (0 picks a free port).
+    std::error_code start_invoke();
+    int invoke_port() const;
+    // Starts every function's provisioned environments; call after the listeners are open.
+    void start_provisioned();
 
     // Invokes a function directly (the path `coldbrew invoke` takes). Unknown name: false.
     bool invoke(const std::string& function, functions::invocation inv);
@@ -58,8 +64,13 @@ public:
 
     struct gateway_state;
 
+    // Asynchronous invocations accepted, by function.
+    std::vector<std::pair<std::string, invoke::event_queue::stats>> async_stats() const;
+
 private:
     void on_gateway_request(http::request req, http::responder respond);
+    void on_invoke_request(http::request req, http::responder respond);
+    functions::function_pool* find_pool(std::string_view name);
 
     const config::stack& stack_;
     app_dependencies deps_;
@@ -68,6 +79,9 @@ private:
     std::map<std::string, std::unique_ptr<functions::function_pool>, std::less<>> pools_;
     std::unique_ptr<gateway_state> gateway_;
     std::unique_ptr<http::server> gateway_server_;
+    std::unique_ptr<http::server> invoke_server_;
+    std::unique_ptr<invoke::event_queue> events_;
+    std::uint64_t next_invoke_index_ = 0;
     uv_timer_t* drain_timer_ = nullptr;
     std::function<void()> on_shutdown_done_;
     std::uint64_t drain_deadline_ms_ = 0;

@@ -158,6 +158,7 @@ struct load_flags {
     std::string stage;
     std::optional<double> time_scale;
     std::string decision_log;
+    std::optional<int> invoke_port;
 };
 
 config::stack load(const load_flags& f) {
@@ -167,6 +168,7 @@ config::stack load(const load_flags& f) {
     o.env = process_env();
     auto stack = config::load_stack(f.path, o);
     if (f.time_scale) stack.settings.time_scale = *f.time_scale;
+    if (f.invoke_port) stack.settings.invoke_port = *f.invoke_port;
     if (!f.decision_log.empty())
         stack.settings.decision_log = std::filesystem::absolute(f.decision_log);
     return stack;
@@ -370,6 +372,13 @@ int run_up(const load_flags& lf, int port, const std::string& host,
                      stack.settings.gateway_port, lec.message().c_str());
         return 1;
     }
+    if (auto iec = application->start_invoke()) {
+        std::fprintf(stderr, "coldbrew: cannot listen on %s:%d (Invoke API): %s\n",
+                     stack.settings.host.c_str(), stack.settings.invoke_port,
+                     iec.message().c_str());
+        return 1;
+    }
+    application->start_provisioned();
     std::string base = "http://" + stack.settings.host + ":" + std::to_string(application->gateway_port());
     std::ostringstream banner;
     banner << "coldbrew " << version_text << "  seed " << seed << "  time_scale "
@@ -381,6 +390,8 @@ int run_up(const load_flags& lf, int port, const std::string& host,
         banner << "Decision log: " << stack.settings.decision_log->string() << "\n";
     std::fputs(banner.str().c_str(), stdout);
     std::printf("coldbrew up: gateway listening on %s\n", base.c_str());
+    std::printf("coldbrew up: invoke API listening on http://%s:%d\n", stack.settings.host.c_str(),
+                application->invoke_port());
 
     // SIGINT/SIGTERM: drain in-flight invocations for up to 2 s, then end every child.
     // A second signal ends them at once.
@@ -420,6 +431,14 @@ int run_up(const load_flags& lf, int port, const std::string& host,
                     static_cast<unsigned long long>(st.throttles),
                     static_cast<unsigned long long>(st.waits),
                     static_cast<unsigned long long>(st.evictions));
+    for (const auto& [name, st] : application->async_stats()) {
+        if (st.accepted == 0) continue;
+        std::printf("coldbrew: %s: %llu async events, %llu succeeded, %llu retried, %llu failed\n",
+                    name.c_str(), static_cast<unsigned long long>(st.accepted),
+                    static_cast<unsigned long long>(st.succeeded),
+                    static_cast<unsigned long long>(st.retried),
+                    static_cast<unsigned long long>(st.failed));
+    }
     application.reset();
     uv_run(&lo.loop, UV_RUN_DEFAULT);
     return 0;
@@ -498,6 +517,7 @@ int run_invoke(const load_flags& lf, const std::string& function, const std::str
         }
         a->shutdown(0, nullptr);
     };
+    application->start_provisioned();
     application->invoke(function, std::move(inv));
     uv_run(&lo.loop, UV_RUN_DEFAULT);
     application.reset();
@@ -555,6 +575,9 @@ int main(int argc, char** argv) {
     up->add_option("-p,--port", port, "Gateway port (default 3000; 0 picks a free one)")
         ->check(CLI::Range(0, 65535));
     up->add_option("--host", host, "Address to listen on (default 127.0.0.1)");
+    up->add_option("--invoke-port", lf.invoke_port,
+                   "Lambda Invoke API port (default 3001; 0 picks a free one)")
+        ->check(CLI::Range(0, 65535));
     // CLI11 would wrap -1 round to 2^64-1; a seed is exactly a 64-bit unsigned number.
     const CLI::Validator seed_check(
         [](const std::string& text) -> std::string {

@@ -82,9 +82,8 @@ void execution_environment::start_timer(std::chrono::milliseconds after) {
         [](uv_timer_t* t) {
             auto* self = static_cast<execution_environment*>(t->data);
             if (!self) return;
-            self->ctx_.logs->write(self->fn_.name,
-                                   telemetry::timed_out_line(self->ctx_.clock->epoch_ms(),
-                                                             self->current_id_, self->fn_.timeout_s));
+            self->log(telemetry::timed_out_line(self->ctx_.clock->epoch_ms(), self->current_id_,
+                                                self->fn_.timeout_s));
             self->fail_and_reset(
                 "Sandbox.Timedout",
                 rt::platform_error_body("Sandbox.Timedout", self->current_id_,
@@ -134,8 +133,9 @@ bool execution_environment::start(std::string& error_type, std::string& error_me
     launch.cwd = fn_.code_dir.string();
     supervisor::process_callbacks cbs;
     const std::string& name = fn_.name;
-    cbs.on_stdout = [this, &name](std::string_view line) { ctx_.logs->write(name, line); };
-    cbs.on_stderr = [this, &name](std::string_view line) { ctx_.logs->write(name, line); };
+    (void)name;
+    cbs.on_stdout = [this](std::string_view line) { log(line); };
+    cbs.on_stderr = [this](std::string_view line) { log(line); };
     cbs.on_exit = [this](supervisor::exit_status st) { on_process_exit(st); };
     std::error_code ec;
     spawned_at_ = ctx_.clock->steady();
@@ -167,6 +167,8 @@ void execution_environment::assign(invocation inv, std::string request_id) {
     current_ = std::move(inv);
     current_id_ = std::move(request_id);
     delivered_ = false;
+    capturing_ = current_->capture_log;
+    captured_.clear();
     if (phase_ == rt::phase::waiting && init_gate_open_) {
         deliver();
     } else if (phase_ == rt::phase::initializing ||
@@ -187,7 +189,7 @@ void execution_environment::deliver() {
     phase_ = rt::phase::invoking;
     delivered_ = true;
     delivered_at_ = ctx_.clock->steady();
-    ctx_.logs->write(fn_.name, telemetry::start_line(current_id_));
+    log(telemetry::start_line(current_id_));
 
     rt::invocation_headers h;
     h.request_id = current_id_;
@@ -250,7 +252,7 @@ void execution_environment::on_runtime_call(http::request req, http::responder r
         respond(rt::accepted());
         auto err = rt::normalise_error(ie->error_type, ie->body);
         init_duration_ms_ = ms_since(spawned_at_);
-        ctx_.logs->write(fn_.name, telemetry::init_report_error_line(*init_duration_ms_, err.error_type));
+        log(telemetry::init_report_error_line(*init_duration_ms_, err.error_type));
         // [OAS]: the init error is served in response to the first invoke; the runtime
         // should exit, and the environment is initialised again next time.
         phase_ = rt::phase::init_failed;
@@ -293,19 +295,41 @@ void execution_environment::finish(outcome kind, std::string payload, std::strin
     rep.status = std::move(status);
     if (rep.status == "error") rep.error_type = r.error_type;
 
-    // Answer first: the REPORT line and its /proc read stay off the client's path.
+    auto write_report = [&] {
+        // After a kill or an exit /proc has nothing left to read; the last reading stands.
+        peak_memory_mb_ = std::max(peak_memory_mb_, supervisor::peak_memory_mb(pid()));
+        rep.max_memory_used_mb = peak_memory_mb_;
+        // An invocation that never reached the runtime (init failed) still gets its
+        // START/END/REPORT, as Lambda logs the failed invoke after its INIT_REPORT.
+        if (!delivered) log(telemetry::start_line(rep.request_id));
+        log(telemetry::end_line(rep.request_id));
+        log(telemetry::report_line(rep));
+    };
     auto on_done = std::move(inv.on_done);
+    if (capturing_) {
+        // A Tail request returns its log, REPORT included, with the answer.
+        write_report();
+        capturing_ = false;
+        r.log = std::move(captured_);
+        captured_.clear();
+        pool_.on_done(*this, r);
+        if (on_done) on_done(std::move(r));
+        return;
+    }
+    // Answer first: the REPORT line and its /proc read stay off the client's path.
     pool_.on_done(*this, r);
     if (on_done) on_done(std::move(r));
+    write_report();
+}
 
-    // After a kill or an exit /proc has nothing left to read; the last reading stands.
-    peak_memory_mb_ = std::max(peak_memory_mb_, supervisor::peak_memory_mb(pid()));
-    rep.max_memory_used_mb = peak_memory_mb_;
-    // An invocation that never reached the runtime (init failed) still gets its
-    // START/END/REPORT, as Lambda logs the failed invoke after its INIT_REPORT.
-    if (!delivered) ctx_.logs->write(fn_.name, telemetry::start_line(rep.request_id));
-    ctx_.logs->write(fn_.name, telemetry::end_line(rep.request_id));
-    ctx_.logs->write(fn_.name, telemetry::report_line(rep));
+void execution_environment::log(std::string_view line) {
+    ctx_.logs->write(fn_.name, line);
+    if (!capturing_) return;
+    captured_.append(line);
+    captured_ += '\n';
+    // Only the tail is ever returned (4 KB); keep a bounded window of it.
+    constexpr std::size_t keep = 64 * 1024;
+    if (captured_.size() > 2 * keep) captured_.erase(0, captured_.size() - keep);
 }
 
 void execution_environment::fail_and_reset(std::string error_type, std::string body,
@@ -333,11 +357,11 @@ void execution_environment::on_process_exit(const supervisor::exit_status& st) {
                               : "Runtime exited with error: " + st.describe();
         if (phase_ == rt::phase::initializing) {
             init_duration_ms_ = ms_since(spawned_at_);
-            ctx_.logs->write(fn_.name, telemetry::init_report_error_line(*init_duration_ms_,
+            log(telemetry::init_report_error_line(*init_duration_ms_,
                                                                          "Runtime.ExitError"));
         }
-        ctx_.logs->write(fn_.name, "RequestId: " + current_id_ + " Error: " + why);
-        ctx_.logs->write(fn_.name, "Runtime.ExitError");
+        log("RequestId: " + current_id_ + " Error: " + why);
+        log("Runtime.ExitError");
         finish(outcome::function_error,
                rt::platform_error_body("Runtime.ExitError", current_id_, why), "Runtime.ExitError",
                "error");

@@ -52,6 +52,9 @@ private:
     void start_timer(std::chrono::milliseconds after);
     void stop_timer();
     void open_init_gate();
+    // Every line of this environment's log goes through here: to the sink, and into the
+    // current invocation's capture when it asked for its log (X-Amz-Log-Type: Tail).
+    void log(std::string_view line);
     void limit_cpu();
     double ms_since(std::chrono::steady_clock::time_point t) const;
 
@@ -68,6 +71,8 @@ private:
     uv_timer_t* init_timer_ = nullptr;  // the modeled Init Duration, scaled
     bool init_gate_open_ = false;       // the modeled init has been waited
     std::string end_reason_;
+    bool capturing_ = false;
+    std::string captured_;
 
     runtime_api::phase phase_ = runtime_api::phase::initializing;
     bool alive_ = false;

@@ -110,8 +110,9 @@ function_pool::function_pool(const config::function& fn, const function_model& m
     expiry_timer_ = new uv_timer_t;
     uv_timer_init(ctx_.loop, expiry_timer_);
     expiry_timer_->data = this;
-    act(policy_->provision(model_now_ms()));
 }
+
+void function_pool::start_provisioned() { act(policy_->provision(model_now_ms())); }
 
 function_pool::~function_pool() {
     shutdown();
@@ -143,7 +144,9 @@ void function_pool::invoke(invocation inv) {
     // Request ids and trace ids are draws keyed by the function and its invocation count, so a
     // seeded run repeats them exactly.
     const std::uint64_t index = next_request_index_++;
-    auto request_id = models::uuid_v4(*ctx_.rng, "lambda-request-id", fn_.name, index);
+    auto request_id = inv.request_id.empty()
+                          ? models::uuid_v4(*ctx_.rng, "lambda-request-id", fn_.name, index)
+                          : inv.request_id;
     ++stats_.invocations;
     if (shut_down_) {
         invocation_result r;
@@ -449,6 +452,9 @@ std::vector<std::string> function_pool::environment_for(int runtime_api_port, st
             models::random_hex(*ctx_.rng, "log-stream", fn_.name, index, 32);
     }
     env["AWS_LAMBDA_RUNTIME_API"] = "127.0.0.1:" + std::to_string(runtime_api_port);
+    // The variable AWS SDKs read for a service-specific endpoint ("Service-specific endpoints",
+    // AWS SDKs and Tools Reference Guide): a function's Lambda client calls coldbrew.
+    if (!ctx_.invoke_endpoint.empty()) env["AWS_ENDPOINT_URL_LAMBDA"] = ctx_.invoke_endpoint;
     env["_HANDLER"] = fn_.handler;
     env["LAMBDA_TASK_ROOT"] = fn_.code_dir.string();
     env["LAMBDA_RUNTIME_DIR"] = ctx_.runtimes_dir.string();

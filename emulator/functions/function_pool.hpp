@@ -63,10 +63,17 @@ struct invocation_result {
     double duration_ms = 0;
     std::optional<double> init_duration_ms;  // modeled + real local init, cold starts only
     std::optional<double> modeled_init_ms;   // the modeled part (unscaled)
+    // With invocation::capture_log: this invocation's log, START to REPORT, one line each
+    // ("\n"-terminated), as X-Amz-Log-Type: Tail returns it.
+    std::string log;
 };
 
 struct invocation {
     std::string payload;         // the event, JSON text
+    // Lambda's request id; drawn by the pool when empty. An asynchronous event keeps one id
+    // across its retries, as on Lambda.
+    std::string request_id;
+    bool capture_log = false;    // collect the log lines into invocation_result::log
     std::string trace_id;        // X-Ray trace header; generated when empty
     std::string client_context;  // JSON text (already base64-decoded); may be empty
     std::function<void(invocation_result)> on_done;  // called exactly once, on the loop
@@ -81,6 +88,9 @@ struct pool_context {
     telemetry::log_sink* logs = nullptr;
     const config::settings* settings = nullptr;
     telemetry::decision_log* decisions = nullptr;  // may be null
+    // The Invoke API's address, handed to handlers as AWS_ENDPOINT_URL_LAMBDA so an AWS SDK
+    // inside a function calls coldbrew; empty when it does not listen.
+    std::string invoke_endpoint;
     supervisor::cpu_limiter* cpu = nullptr;        // null when CPU share is not enforced
     std::filesystem::path runtimes_dir;  // holds node/ and python/ shims
     // Variables handed through from coldbrew's own environment (PATH, HOME, credentials …).
@@ -105,10 +115,14 @@ struct pool_stats {
 
 class function_pool {
 public:
-    // `model` must outlive the pool. Provisioned environments start at once. Throws
-    // std::invalid_argument when the limits are inconsistent (build_models checks first).
+    // `model` must outlive the pool. Throws std::invalid_argument when the limits are
+    // inconsistent (build_models checks first).
     function_pool(const config::function& fn, const function_model& model,
                   models::account_concurrency& account, pool_context& ctx);
+
+    // Starts the provisioned environments. Called once the listeners are open, so they see
+    // the same environment (AWS_ENDPOINT_URL_LAMBDA) as every later one.
+    void start_provisioned();
     ~function_pool();  // kills every environment
     function_pool(const function_pool&) = delete;
     function_pool& operator=(const function_pool&) = delete;

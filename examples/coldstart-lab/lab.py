@@ -98,7 +98,7 @@ class Coldbrew:
         self.lines = []
         self.provisioned_ready = threading.Event()
         self.proc = subprocess.Popen(
-            [coldbrew, "up", app, "--port", "0", "--seed", str(seed),
+            [coldbrew, "up", app, "--port", "0", "--invoke-port", "0", "--seed", str(seed),
              "--time-scale", str(time_scale), "--decision-log", decision_log],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.port = None

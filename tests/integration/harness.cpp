@@ -1,5 +1,7 @@
 #include "tests/integration/harness.hpp"
 
+#include <algorithm>
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -128,6 +130,13 @@ coldbrew_process::coldbrew_process(std::vector<std::string> args, std::map<std::
         if (!env.count(k)) envs.push_back(kv);
     }
     for (const auto& [k, v] : env) envs.push_back(k + "=" + v);
+    // Every `up` a test starts gets its own free Invoke API port unless the test picks one, so
+    // tests never depend on 3001 being free.
+    if (program.empty() && !args.empty() && args[0] == "up" &&
+        std::find(args.begin(), args.end(), "--invoke-port") == args.end()) {
+        args.push_back("--invoke-port");
+        args.push_back("0");
+    }
     args.insert(args.begin(), program.empty() ? coldbrew_binary() : program);
     std::vector<char*> argv, envp;
     for (auto& a : args) argv.push_back(a.data());

@@ -27,7 +27,7 @@ sed "s|CodeUri: .*|CodeUri: $PWD/$(dirname "$bootstrap")|" examples/hello-cpp/te
 # memory_mb 1769 (one vCPU): at the template's 128 MB the handler's CPU quota (0.07 vCPU, where
 # cgroups are writable) would be measured instead of coldbrew.
 printf 'max_environments: 4\nfunctions:\n  HelloCpp:\n    memory_mb: 1769\n' > "$work/coldbrew.yaml"
-$build/coldbrew --log-level warn up "$work" --port 0 --seed 1 > "$work/out.log" 2>&1 &
+$build/coldbrew --log-level warn up "$work" --port 0 --invoke-port 0 --seed 1 > "$work/out.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do grep -q "gateway listening" "$work/out.log" 2>/dev/null && break; sleep 0.05; done
 port=$(grep -o 'gateway listening on http://[0-9.]*:[0-9]*' "$work/out.log" | sed 's/.*://')
