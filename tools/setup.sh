@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Installs everything coldbrew's build, tests and examples need, from Debian 12 packages.
-# Idempotent: packages already present are skipped, and apt is not touched at all when
-# nothing is missing.
+# Installs everything coldbrew's build, tests and examples need: Debian 12 packages, then the
+# npm packages pinned by the package-lock.json files listed below. Idempotent: packages already
+# present are skipped, apt is not touched when nothing is missing, and npm is not run for a
+# folder whose node_modules already holds every version its lock file names.
 set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
 
 packages=(
   build-essential cmake ninja-build pkg-config   # toolchain
@@ -15,6 +17,7 @@ packages=(
 )
 # Interpreters for the nodejs* and python3* shims: any version already on PATH will do.
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 command -v python3 >/dev/null 2>&1 || packages+=(python3)
 
 missing=()
@@ -24,11 +27,45 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all packages present"
-  exit 0
+else
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  echo "setup: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-echo "setup: installing ${missing[*]}"
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# npm folders, each with a committed package.json and package-lock.json: the AWS SDK for
+# JavaScript that the Invoke API tests drive coldbrew with, and the fan-out example's own copy
+# (a handler resolves packages from its code directory, as on Lambda).
+npm_dirs=(
+  tests/integration/sdk
+  examples/fanout/orchestrator
+)
+
+# True when every package the lock file names is installed at the locked version.
+npm_installed() {
+  node -e '
+    const fs = require("fs"), path = require("path");
+    const dir = process.argv[1];
+    const lock = JSON.parse(fs.readFileSync(path.join(dir, "package-lock.json"), "utf8"));
+    for (const [where, entry] of Object.entries(lock.packages || {})) {
+      if (!where.startsWith("node_modules/")) continue;
+      let installed;
+      try {
+        installed = JSON.parse(fs.readFileSync(path.join(dir, where, "package.json"), "utf8")).version;
+      } catch {
+        if (entry.optional) continue;  // not for this platform
+        process.exit(1);
+      }
+      if (installed !== entry.version) process.exit(1);
+    }
+  ' "$1"
+}
+
+for d in "${npm_dirs[@]}"; do
+  if ! npm_installed "$root/$d"; then
+    echo "setup: npm ci in $d"
+    (cd "$root/$d" && npm ci --no-audit --no-fund)
+  fi
+done

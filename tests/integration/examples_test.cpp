@@ -1,5 +1,7 @@
 // Every example a user would copy is started with `coldbrew up` and called like curl would.
 
+#include <algorithm>
+#include <cstdint>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -149,4 +151,63 @@ TEST_CASE("examples/coldstart-lab: the lab script runs every variant and its num
     CHECK(r["Provisioned"]["drawn_ms"][0].is_null());
     // Every cold start's REPORT says Init Duration, at least the drawn figure.
     CHECK(r["LargePackage"]["init_ms"][0].get<double>() >= r["LargePackage"]["drawn_ms"][0].get<double>());
+}
+
+TEST_CASE("examples/fanout: the orchestrator invokes its workers through the AWS SDK and combines them exactly",
+          "[integration]") {
+    const auto fanout = source_dir() / "examples" / "fanout";
+    if (!std::filesystem::exists(fanout / "orchestrator" / "node_modules" / "@aws-sdk" / "client-lambda"))
+        FAIL("@aws-sdk/client-lambda is not installed in examples/fanout/orchestrator: run tools/setup.sh");
+    example ex(fanout, {"--invoke-port", "0"});
+
+    // The data set as worker.py generates it: item i of a seed, computed here directly.
+    const std::uint32_t seed = 7, items = 100003, workers = 5;
+    auto value = [](std::uint32_t s, std::uint32_t i) {
+        std::uint32_t x = i + s * 0x9E3779B9u;
+        x ^= x >> 16;
+        x *= 0x85EBCA6Bu;
+        x ^= x >> 13;
+        x *= 0xC2B2AE35u;
+        x ^= x >> 16;
+        return x % 1000000u;
+    };
+    std::uint64_t sum = 0;
+    std::uint32_t lo = 0xFFFFFFFFu, hi = 0;
+    for (std::uint32_t i = 0; i < items; ++i) {
+        auto v = value(seed, i);
+        sum += v;
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+    }
+
+    const std::string target = "/fanout?workers=" + std::to_string(workers) + "&items=" + std::to_string(items) +
+                               "&seed=" + std::to_string(seed);
+    for (int round = 0; round < 2; ++round) {
+        INFO("round " << round);
+        auto r = ex.get_json(target);
+        CHECK(r["count"] == items);
+        CHECK(r["sum"] == sum);
+        CHECK(r["min"] == lo);
+        CHECK(r["max"] == hi);
+        REQUIRE(r["per_worker"].size() == workers);
+        // The shares tile 0..items-1 in order; each worker answered for its own.
+        std::uint64_t next = 0, worker_sum = 0;
+        int cold = 0;
+        for (const auto& w : r["per_worker"]) {
+            CHECK(w["start"] == next);
+            next = w["end"].get<std::uint64_t>();
+            worker_sum += w["sum"].get<std::uint64_t>();
+            CHECK(w["invoke_ms"].get<double>() >= w["compute_ms"].get<double>());
+            cold += w["cold_start"].get<bool>() ? 1 : 0;
+        }
+        CHECK(next == items);
+        CHECK(worker_sum == sum);
+        // Five invocations at once need five execution environments; the next fan-out finds
+        // them warm.
+        if (round == 0) CHECK(cold == static_cast<int>(workers));
+        if (round == 1) CHECK(cold < static_cast<int>(workers));
+    }
+
+    auto bad = http_request(ex.port, "GET", "/fanout?workers=0");
+    CHECK(bad.status == 400);
 }
