@@ -20,19 +20,10 @@ namespace {
 struct async_app {
     temp_dir dir;
     explicit async_app(const std::string& coldbrew_yaml) {
-        std::filesystem::create_directories(dir.path() / "fn");
-        std::filesystem::copy_file(fake_handler_binary(), dir.path() / "fn" / "bootstrap");
-        dir.write("template.yaml", R"(AWSTemplateFormatVersion: '2010-09-09'
-Transform: AWS::Serverless-2016-10-31
-Resources:
-  Worker:
+        write_fake_app(dir, "    Timeout: 5\n", R"(  Worker:
     Type: AWS::Serverless::Function
     Properties:
       FunctionName: worker-fn
-      Runtime: provided.al2023
-      Handler: fake.handler
-      CodeUri: fn
-      Timeout: 5
 )");
         dir.write("coldbrew.yaml", coldbrew_yaml);
     }

@@ -22,19 +22,7 @@ namespace {
 struct lab_app {
     temp_dir dir;
     explicit lab_app(const std::string& coldbrew_yaml, const std::string& fake_props = "") {
-        std::filesystem::create_directories(dir.path() / "fn");
-        std::filesystem::copy_file(fake_handler_binary(), dir.path() / "fn" / "bootstrap");
-        dir.write("template.yaml", R"(AWSTemplateFormatVersion: '2010-09-09'
-Transform: AWS::Serverless-2016-10-31
-Globals:
-  Function:
-    Runtime: provided.al2023
-    Handler: fake.handler
-    CodeUri: fn
-    Timeout: 5
-    MemorySize: 256
-Resources:
-  Fake:
+        write_fake_app(dir, "    Timeout: 5\n    MemorySize: 256\n", R"(  Fake:
     Type: AWS::Serverless::Function
     Properties:
 )" + fake_props + R"(      Events:

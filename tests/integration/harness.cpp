@@ -284,4 +284,18 @@ void temp_dir::write(const std::string& relative, const std::string& content, bo
                                             std::filesystem::perms::group_exec);
 }
 
+void write_fake_app(temp_dir& dir, const std::string& globals, const std::string& resources) {
+    std::filesystem::create_directories(dir.path() / "fn");
+    std::filesystem::copy_file(fake_handler_binary(), dir.path() / "fn" / "bootstrap",
+                               std::filesystem::copy_options::overwrite_existing);
+    dir.write("template.yaml", "AWSTemplateFormatVersion: '2010-09-09'\n"
+                               "Transform: AWS::Serverless-2016-10-31\n"
+                               "Globals:\n"
+                               "  Function:\n"
+                               "    Runtime: provided.al2023\n"
+                               "    Handler: fake.handler\n"
+                               "    CodeUri: fn\n" +
+                                   globals + "Resources:\n" + resources);
+}
+
 }  // namespace coldbrew::testing

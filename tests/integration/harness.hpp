@@ -85,6 +85,12 @@ private:
     std::filesystem::path path_;
 };
 
+// Writes a SAM app into `dir` whose functions all run the scripted fake handler
+// (tests/fakes/fake_handler.cpp) as their `bootstrap` from `fn/`: template.yaml is the header,
+// Globals.Function (provided.al2023, the handler, CodeUri fn, then `globals`, each line
+// indented by 4) and `resources` under Resources (indented by 2).
+void write_fake_app(temp_dir& dir, const std::string& globals, const std::string& resources);
+
 inline std::filesystem::path source_dir() { return COLDBREW_SOURCE_DIR; }
 inline std::string coldbrew_binary() { return COLDBREW_BINARY; }
 inline std::string fake_handler_binary() { return COLDBREW_FAKE_HANDLER; }

@@ -48,19 +48,7 @@ std::string require_node_and_sdk() {
 struct sdk_app {
     temp_dir dir;
     sdk_app() {
-        std::filesystem::create_directories(dir.path() / "fn");
-        std::filesystem::copy_file(fake_handler_binary(), dir.path() / "fn" / "bootstrap");
-        dir.write("template.yaml", R"(AWSTemplateFormatVersion: '2010-09-09'
-Transform: AWS::Serverless-2016-10-31
-Globals:
-  Function:
-    Runtime: provided.al2023
-    Handler: fake.handler
-    CodeUri: fn
-    Timeout: 10
-    MemorySize: 256
-Resources:
-  Fake:
+        write_fake_app(dir, "    Timeout: 10\n    MemorySize: 256\n", R"(  Fake:
     Type: AWS::Serverless::Function
     Properties:
       Environment:
