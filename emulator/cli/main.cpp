@@ -433,11 +433,11 @@ int run_up(const load_flags& lf, int port, const std::string& host,
                     static_cast<unsigned long long>(st.evictions));
     for (const auto& [name, st] : application->async_stats()) {
         if (st.accepted == 0) continue;
-        std::printf("coldbrew: %s: %llu async events, %llu succeeded, %llu retried, %llu failed\n",
+        std::printf("coldbrew: %s: %llu async events, %llu succeeded, %llu failed, %llu retries scheduled\n",
                     name.c_str(), static_cast<unsigned long long>(st.accepted),
                     static_cast<unsigned long long>(st.succeeded),
-                    static_cast<unsigned long long>(st.retried),
-                    static_cast<unsigned long long>(st.failed));
+                    static_cast<unsigned long long>(st.failed),
+                    static_cast<unsigned long long>(st.retried));
     }
     application.reset();
     uv_run(&lo.loop, UV_RUN_DEFAULT);
