@@ -248,8 +248,16 @@ std::optional<int> coldbrew_process::wait_exit(std::chrono::milliseconds timeout
 
 bool process_gone(int pid) {
     if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string content((std::istreambuf_iterator<char>(stat)), {});
+    // Read with plain read(2): a process that exits mid-read makes it fail with ESRCH, which
+    // std::filebuf reports by throwing.
+    std::string content;
+    const int fd = ::open(("/proc/" + std::to_string(pid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return true;
+    char buf[1024];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0) content.append(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+    if (n < 0) return true;
     auto close_paren = content.rfind(')');
     if (close_paren == std::string::npos) return true;
     return content.size() > close_paren + 2 && content[close_paren + 2] == 'Z';
