@@ -13,6 +13,7 @@ Init Duration is the modeled figure plus the real local init, at any time scale;
 latencies are wall-clock, so they shrink with --time-scale.
 """
 import argparse
+import ctypes
 import http.client
 import json
 import os
@@ -91,6 +92,15 @@ def predicted(coldbrew, app):
     return result
 
 
+def end_with_parent():
+    """In the child before exec: SIGTERM it if this script dies, even by SIGKILL, so coldbrew
+    (and through it every handler) never outlives the lab (Linux prctl PR_SET_PDEATHSIG)."""
+    try:
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 class Coldbrew:
     """`coldbrew up` as a child process, its output collected line by line."""
 
@@ -100,7 +110,8 @@ class Coldbrew:
         self.proc = subprocess.Popen(
             [coldbrew, "up", app, "--port", "0", "--invoke-port", "0", "--seed", str(seed),
              "--time-scale", str(time_scale), "--decision-log", decision_log],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            preexec_fn=end_with_parent)
         self.port = None
         ready = threading.Event()
 

@@ -50,14 +50,14 @@ std::vector<json> records(const std::filesystem::path& file) {
     return out;
 }
 
-// Polls a destination file until it has `n` records (the queue writes them as events end).
-std::vector<json> wait_records(const std::filesystem::path& file, std::size_t n) {
-    for (int i = 0; i < 200; ++i) {
-        auto r = records(file);
-        if (r.size() >= n) return r;
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return records(file);
+// Waits for the n-th REPORT line of request `id`. The queue writes an attempt's destination
+// record when the attempt is answered, before its REPORT line, so once the last attempt's
+// REPORT is out the record is on disk.
+void wait_reports(coldbrew_process& proc, const std::string& id, int n) {
+    int seen = 0;
+    REQUIRE(proc.wait_for_line([&](const std::string& l) {
+        return l.find("REPORT RequestId: " + id) != std::string::npos && ++seen == n;
+    }));
 }
 
 }  // namespace
@@ -79,7 +79,11 @@ TEST_CASE("async: a function error is retried twice, then the event goes to on-f
     auto ok = invoke_event(port, "Worker", {{"reply", {{"done", true}}}});
     CHECK(ok.status == 202);
 
-    auto failed = wait_records(app.path("failed.jsonl"), 1);
+    const auto id = *accepted.header("x-amzn-RequestId");
+    // Three attempts: the first and the two retries.
+    wait_reports(proc, id, 3);
+    wait_reports(proc, *ok.header("x-amzn-RequestId"), 1);
+    auto failed = records(app.path("failed.jsonl"));
     REQUIRE(failed.size() == 1);
     CHECK(failed[0]["requestContext"]["condition"] == "RetriesExhausted");
     CHECK(failed[0]["requestContext"]["approximateInvokeCount"] == 3);
@@ -90,13 +94,12 @@ TEST_CASE("async: a function error is retried twice, then the event goes to on-f
     CHECK(failed[0]["responsePayload"]["errorType"] == "Boom");
     CHECK(failed[0]["requestPayload"]["error"]["errorType"] == "Boom");
 
-    auto succeeded = wait_records(app.path("ok.jsonl"), 1);
+    auto succeeded = records(app.path("ok.jsonl"));
     REQUIRE(succeeded.size() == 1);
     CHECK(succeeded[0]["requestContext"]["condition"] == "Success");
     CHECK(succeeded[0]["responsePayload"]["done"] == true);
 
     // Every attempt of the failing event ran under the same request id, as on Lambda.
-    const auto id = *accepted.header("x-amzn-RequestId");
     int starts = 0;
     for (const auto& l : proc.lines())
         if (l.find("START RequestId: " + id) != std::string::npos) ++starts;
