@@ -240,11 +240,12 @@ class profile_reader {
         if (root.IsNull() || !root.IsDefined()) {
             doc.at = doc.key_at = {1, 1};
             r_.fail(doc, "the profile is empty; expected a mapping with keys name, runtimes, "
-                         "runtime_aliases, package, vpc, extensions, lifetime, scaling, compute");
+                         "runtime_aliases, package, vpc, extensions, lifetime, scaling, compute, "
+                         "availability, prices");
         }
         const mapping top = r_.as_mapping(doc);
         r_.allow_only(top, {"name", "runtimes", "runtime_aliases", "package", "vpc", "extensions",
-                            "lifetime", "scaling", "compute"});
+                            "lifetime", "scaling", "compute", "availability", "prices"});
         p.name = r_.text(r_.require(top, "name"));
         read_runtimes(p, r_.require(top, "runtimes"));
         read_aliases(p, r_.require(top, "runtime_aliases"));
@@ -254,6 +255,8 @@ class profile_reader {
         read_lifetime(p, r_.require(top, "lifetime"));
         read_scaling(p, r_.require(top, "scaling"));
         read_compute(p, r_.require(top, "compute"));
+        read_availability(p, r_.require(top, "availability"));
+        read_prices(p, r_.require(top, "prices"));
         return p;
     }
 
@@ -422,6 +425,66 @@ class profile_reader {
         p.compute_source = r_.text(r_.require(m, "source"));
         p.mb_per_vcpu = r_.number_at_least(r_.require(m, "mb_per_vcpu"), 0, false);
         p.max_vcpus = r_.number_at_least(r_.require(m, "max_vcpus"), 0, false);
+    }
+
+    // Published SLAs as percentages in (0, 100]; every service's line is its own source.
+    void read_availability(profile& p, const value& v) {
+        const mapping m = r_.as_mapping(v);
+        p.availability_source = r_.text(r_.require(m, "source"));
+        for (const auto& mem : m.members) {
+            if (mem.key == "source") continue;
+            const double pct = r_.number_at_least(mem.val, 0, false);
+            if (pct > 100) r_.fail(mem.val, "an availability is a percentage, at most 100");
+            p.availability_percent[mem.key] = pct;
+        }
+        for (const char* required : {"api_gateway", "lambda"})
+            if (!p.availability_percent.count(required))
+                r_.fail(v, std::string("availability needs '") + required +
+                               "' (the live emulator's --realistic-sla uses it)");
+    }
+
+    // Prices in USD for one region on one date; each number's page is in the file's comments.
+    void read_prices(profile& p, const value& v) {
+        const mapping m = r_.as_mapping(v);
+        r_.allow_only(m, {"date", "region", "lambda", "api_gateway", "step_functions", "source"});
+        price_table& t = p.prices;
+        t.source = r_.text(r_.require(m, "source"));
+        t.date = r_.text(r_.require(m, "date"));
+        t.region = r_.text(r_.require(m, "region"));
+        const auto price = [&](const mapping& section, std::string_view key) {
+            return r_.number_at_least(r_.require(section, key), 0, true);
+        };
+        const auto by_arch = [&](const mapping& section, std::string_view key, double& x86,
+                                 double& arm) {
+            const mapping archs = r_.as_mapping(r_.require(section, key));
+            r_.allow_only(archs, {"x86_64", "arm64"});
+            x86 = price(archs, "x86_64");
+            arm = price(archs, "arm64");
+        };
+        const mapping lambda = r_.as_mapping(r_.require(m, "lambda"));
+        r_.allow_only(lambda, {"requests_per_million", "duration_gb_s", "provisioned_gb_s",
+                               "provisioned_duration_gb_s"});
+        t.lambda_per_million = price(lambda, "requests_per_million");
+        by_arch(lambda, "duration_gb_s", t.lambda_gb_s_x86, t.lambda_gb_s_arm);
+        by_arch(lambda, "provisioned_gb_s", t.lambda_provisioned_gb_s_x86,
+                t.lambda_provisioned_gb_s_arm);
+        by_arch(lambda, "provisioned_duration_gb_s", t.lambda_provisioned_duration_gb_s_x86,
+                t.lambda_provisioned_duration_gb_s_arm);
+        const mapping api = r_.as_mapping(r_.require(m, "api_gateway"));
+        r_.allow_only(api, {"rest_per_million", "http_per_million"});
+        t.api_rest_per_million = price(api, "rest_per_million");
+        t.api_http_per_million = price(api, "http_per_million");
+        const mapping sfn = r_.as_mapping(r_.require(m, "step_functions"));
+        r_.allow_only(sfn, {"standard_per_thousand_transitions", "express_per_million",
+                            "express_gb_s", "express_increment", "express_memory_increment_mb"});
+        t.sfn_standard_per_thousand_transitions = price(sfn, "standard_per_thousand_transitions");
+        t.sfn_express_per_million = price(sfn, "express_per_million");
+        t.sfn_express_gb_s = price(sfn, "express_gb_s");
+        const value& inc = r_.require(sfn, "express_increment");
+        t.sfn_express_increment_ms = r_.duration_ms(inc);
+        if (!(t.sfn_express_increment_ms > 0)) r_.fail(inc, "must be longer than 0");
+        t.sfn_express_memory_increment_mb =
+            r_.number_at_least(r_.require(sfn, "express_memory_increment_mb"), 0, false);
     }
 
     static std::string row_names(const profile& p) {

@@ -26,6 +26,16 @@
 //   scaling: {account_concurrency: 1000, unreserved_minimum: 100,
 //             environments_per_window: 1000, window: 10s, source}
 //   compute: {mb_per_vcpu: 1769, max_vcpus: 6, source}
+//   availability: {api_gateway: 99.95, lambda: 99.95, <service>: <percent>, …, source}
+//                                  # published monthly SLAs, percent in (0, 100];
+//                                  # api_gateway and lambda are required
+//   prices:                        # USD, one region, first volume tier (free tiers ignored)
+//     date: "2026-08", region: us-east-1, source: "…"
+//     lambda: {requests_per_million, duration_gb_s: {x86_64, arm64},
+//              provisioned_gb_s: {x86_64, arm64}, provisioned_duration_gb_s: {x86_64, arm64}}
+//     api_gateway: {rest_per_million, http_per_million}
+//     step_functions: {standard_per_thousand_transitions, express_per_million, express_gb_s,
+//                      express_increment: 100ms, express_memory_increment_mb: 64}
 // <distribution> is the text form of models/distribution/distribution.hpp.
 
 #include <filesystem>
@@ -38,6 +48,20 @@
 #include "models/distribution/distribution.hpp"
 
 namespace coldbrew::models {
+
+// Prices for the what-if simulator's cost per million requests (coldbrew sim). USD.
+struct price_table {
+    std::string date, region, source;
+    double lambda_per_million = 0;                 // per request (invocation)
+    double lambda_gb_s_x86 = 0, lambda_gb_s_arm = 0;  // duration, billed per 1 ms
+    double lambda_provisioned_gb_s_x86 = 0, lambda_provisioned_gb_s_arm = 0;  // configured
+    double lambda_provisioned_duration_gb_s_x86 = 0, lambda_provisioned_duration_gb_s_arm = 0;
+    double api_rest_per_million = 0, api_http_per_million = 0;
+    double sfn_standard_per_thousand_transitions = 0;  // retries are transitions too
+    double sfn_express_per_million = 0, sfn_express_gb_s = 0;
+    double sfn_express_increment_ms = 100;         // express duration is billed per 100 ms
+    double sfn_express_memory_increment_mb = 64;   // ... in 64 MB chunks
+};
 
 // A malformed profile: where (1-based line and column, 0 when unknown), which key path
 // ("runtimes.nodejs20.x.zip.arm64") and what is wrong.
@@ -105,6 +129,13 @@ struct profile {
     double mb_per_vcpu = 1769;
     double max_vcpus = 6;
     std::string compute_source;
+
+    // Service → published SLA percentage ("api_gateway" → 99.95). A phantom rate is
+    // 1 - percent / 100 per request (coldbrew's reading of a monthly-uptime SLA).
+    std::map<std::string, double> availability_percent;
+    std::string availability_source;
+
+    price_table prices;
 
     // The runtime row for a runtime id: exact row, else exact alias, else the longest
     // matching prefix alias; nullptr when none matches.

@@ -52,6 +52,26 @@ compute:
   source: test
   mb_per_vcpu: 1769
   max_vcpus: 6
+availability:
+  source: test
+  api_gateway: 99.95
+  lambda: 99.9
+prices:
+  source: test
+  date: "2026-08"
+  region: us-east-1
+  lambda:
+    requests_per_million: 0.2
+    duration_gb_s: {x86_64: 0.0000166667, arm64: 0.0000133334}
+    provisioned_gb_s: {x86_64: 0.0000041667, arm64: 0.0000033334}
+    provisioned_duration_gb_s: {x86_64: 0.0000097222, arm64: 0.0000077778}
+  api_gateway: {rest_per_million: 3.5, http_per_million: 1.0}
+  step_functions:
+    standard_per_thousand_transitions: 0.025
+    express_per_million: 1.0
+    express_gb_s: 0.00001667
+    express_increment: 100ms
+    express_memory_increment_mb: 64
 )";
 
 std::string replace(std::string text, const std::string& from, const std::string& to) {
@@ -230,7 +250,7 @@ TEST_CASE("profile: an unknown key is an error that lists the allowed keys", "[u
 
     const auto top = error_of(tiny + "colour: blue\n");
     CHECK(top.key() == "colour");
-    CHECK(top.line() == 40);
+    CHECK(top.line() == 60);
     CHECK(top.column() == 1);
     CHECK(std::string(top.what()).find("name, runtimes, runtime_aliases") != std::string::npos);
 
@@ -385,4 +405,45 @@ TEST_CASE("profile: loading from a file", "[unit]") {
         CHECK(e.line() == 0);
         CHECK(std::string(e.what()).find("cannot read profile") != std::string::npos);
     }
+}
+
+TEST_CASE("profile: availability is a table of SLA percentages", "[unit]") {
+    const auto p = parse_profile(tiny, "my-profile.yaml");
+    CHECK(p.availability_percent.at("api_gateway") == 99.95);
+    CHECK(p.availability_percent.at("lambda") == 99.9);
+    CHECK(p.availability_source == "test");
+
+    const auto over = error_of(replace(tiny, "lambda: 99.9", "lambda: 100.5"));
+    CHECK(over.key() == "availability.lambda");
+    CHECK(over.message().find("at most 100") != std::string::npos);
+    CHECK(error_of(replace(tiny, "lambda: 99.9", "lambda: 0")).key() == "availability.lambda");
+    const auto missing = error_of(replace(tiny, "  lambda: 99.9\n", ""));
+    CHECK(missing.message().find("'lambda'") != std::string::npos);
+
+    const auto& builtin = builtin_profile();
+    CHECK(builtin.availability_percent.at("api_gateway") == 99.95);
+    CHECK(builtin.availability_percent.at("lambda") == 99.95);
+    CHECK(builtin.availability_percent.at("dynamodb") == 99.99);
+    CHECK(builtin.availability_percent.at("step_functions") == 99.9);
+}
+
+TEST_CASE("profile: prices for the simulator's cost", "[unit]") {
+    const auto p = parse_profile(tiny, "my-profile.yaml");
+    CHECK(p.prices.date == "2026-08");
+    CHECK(p.prices.lambda_per_million == 0.2);
+    CHECK(p.prices.lambda_gb_s_arm == 0.0000133334);
+    CHECK(p.prices.api_rest_per_million == 3.5);
+    CHECK(p.prices.sfn_express_increment_ms == 100);
+
+    const auto negative = error_of(replace(tiny, "rest_per_million: 3.5", "rest_per_million: -1"));
+    CHECK(negative.key() == "prices.api_gateway.rest_per_million");
+    const auto unknown = error_of(replace(tiny, "http_per_million: 1.0", "http_per_milion: 1.0"));
+    CHECK(unknown.key() == "prices.api_gateway.http_per_milion");
+    const auto missing = error_of(replace(tiny, "  date: \"2026-08\"\n", ""));
+    CHECK(missing.message().find("'date'") != std::string::npos);
+
+    const auto& builtin = builtin_profile();
+    CHECK(builtin.prices.region == "us-east-1");
+    CHECK(builtin.prices.lambda_gb_s_x86 == 0.0000166667);
+    CHECK(builtin.prices.sfn_standard_per_thousand_transitions == 0.025);
 }
