@@ -1,0 +1,366 @@
+// The built-in fault kinds: each one's JSON (defaults, errors, canonical form) and the plan it
+// fills.
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/distribution/distribution.hpp"
+#include "models/faults/faults.hpp"
+#include "models/random/random_source.hpp"
+#include "tests/catch.hpp"
+
+using namespace coldbrew::models;
+using namespace coldbrew::models::faults;
+using json = nlohmann::json;
+
+namespace {
+
+const fault_registry& builtins() {
+    static const fault_registry registry = [] {
+        fault_registry r;
+        register_builtin_faults(r);
+        return r;
+    }();
+    return registry;
+}
+
+std::shared_ptr<const fault_config> parse(const json& fault) {
+    const fault_kind* kind = builtins().find(fault.at("kind").get<std::string>());
+    REQUIRE(kind != nullptr);
+    return kind->parse(fault);
+}
+
+// The path of the rule_error parsing `fault` throws, or "<no error>". Any other exception
+// escapes and fails the test.
+std::string error_path(const json& fault) {
+    try {
+        (void)parse(fault);
+    } catch (const rule_error& e) {
+        return e.path();
+    }
+    return "<no error>";
+}
+
+std::string error_message(const json& fault) {
+    try {
+        (void)parse(fault);
+    } catch (const rule_error& e) {
+        return e.message();
+    }
+    return "<no error>";
+}
+
+constexpr const char* draw_key = "r|POST /pay";
+
+plan apply(const fault_config& config, std::uint64_t k = 0, std::uint64_t seed = 7) {
+    random_source rng(seed);
+    plan p;
+    config.apply(apply_context{rng, draw_key, k, front::gateway}, p);
+    return p;
+}
+
+// parse(to_json()) gives the same canonical form, so a listed rule can be sent back as is.
+void check_round_trip(const json& fault) {
+    auto config = parse(fault);
+    const json canonical = config->to_json();
+    INFO(canonical.dump());
+    CHECK(canonical.at("kind") == fault.at("kind"));
+    CHECK(parse(canonical)->to_json() == canonical);
+}
+
+}  // namespace
+
+TEST_CASE("fault registry: builtins by name, sorted, no duplicates", "[unit]") {
+    CHECK(builtins().names() == std::vector<std::string>{"delay", "function_error",
+                                                         "gateway_error", "phantom", "reset",
+                                                         "slow_response", "throttle"});
+    for (const auto& name : builtins().names()) {
+        const fault_kind* k = builtins().find(name);
+        REQUIRE(k != nullptr);
+        CHECK(k->name == name);
+        CHECK_FALSE(k->summary.empty());
+        CHECK(k->parse != nullptr);
+    }
+    CHECK(builtins().find("bandwidth") == nullptr);
+
+    fault_registry r;
+    register_builtin_faults(r);
+    CHECK_THROWS_AS(register_builtin_faults(r), std::logic_error);
+    CHECK_THROWS_AS(r.add(fault_kind{"", "no name", builtins().find("reset")->parse}),
+                    std::logic_error);
+    CHECK_THROWS_AS(r.add(fault_kind{"custom", "no parser", nullptr}), std::logic_error);
+}
+
+TEST_CASE("every kind: a fault that is not an object, or has an unknown key, is a rule_error",
+          "[unit]") {
+    for (const auto& name : builtins().names()) {
+        INFO(name);
+        const fault_kind* k = builtins().find(name);
+        try {
+            (void)k->parse(json::array());
+            FAIL("no error for an array");
+        } catch (const rule_error& e) {
+            CHECK(e.path() == "fault");
+        }
+        try {
+            (void)k->parse(json{{"kind", name}, {"surprise", 1}});
+            FAIL("no error for an unknown key");
+        } catch (const rule_error& e) {
+            CHECK(e.path() == "fault.surprise");
+            CHECK(e.message().rfind("unknown key 'surprise'; allowed: kind", 0) == 0);
+        }
+    }
+}
+
+TEST_CASE("phantom: defaults to half after, client sees timeout", "[unit]") {
+    auto config = parse({{"kind", "phantom"}});
+    CHECK(config->to_json() ==
+          json{{"kind", "phantom"}, {"after_share", 0.5}, {"client_sees", "timeout"}});
+    CHECK(config->describe() == "phantom (after 50%, client sees timeout)");
+
+    // Before and after both occur, each exactly where the "fault-phantom" draw says.
+    const random_source rng(7);
+    int after = 0;
+    for (std::uint64_t k = 0; k < 400; ++k) {
+        const plan p = apply(*config, k);
+        const bool expect_after = rng.uniform("fault-phantom", draw_key, k) < 0.5;
+        CHECK(p.act == (expect_after ? plan::action::phantom_after
+                                     : plan::action::phantom_before));
+        CHECK(p.client == client_outcome::timeout);
+        CHECK(p.delay_ms == 0);
+        after += expect_after;
+    }
+    CHECK(after > 150);
+    CHECK(after < 250);
+}
+
+TEST_CASE("phantom: when, after_share and client_sees", "[unit]") {
+    auto before = parse({{"kind", "phantom"}, {"when", "before"}, {"client_sees", "reset"}});
+    CHECK(before->to_json() ==
+          json{{"kind", "phantom"}, {"when", "before"}, {"client_sees", "reset"}});
+    CHECK(before->describe() == "phantom (before, client sees reset)");
+    auto after = parse({{"kind", "phantom"}, {"when", "after"}, {"client_sees", "hang"}});
+    CHECK(after->describe() == "phantom (after, client sees hang)");
+    for (std::uint64_t k = 0; k < 50; ++k) {
+        CHECK(apply(*before, k).act == plan::action::phantom_before);
+        CHECK(apply(*before, k).client == client_outcome::reset);
+        CHECK(apply(*after, k).act == plan::action::phantom_after);
+        CHECK(apply(*after, k).client == client_outcome::hang);
+    }
+    // A share of exactly 0 or 1 is listed as "when".
+    CHECK(parse({{"kind", "phantom"}, {"after_share", 1}})->to_json().at("when") == "after");
+    CHECK(parse({{"kind", "phantom"}, {"after_share", 0.25}})->describe() ==
+          "phantom (after 25%, client sees timeout)");
+
+    check_round_trip({{"kind", "phantom"}});
+    check_round_trip({{"kind", "phantom"}, {"when", "before"}});
+    check_round_trip({{"kind", "phantom"}, {"after_share", 0.1}, {"client_sees", "hang"}});
+}
+
+TEST_CASE("phantom: errors", "[unit]") {
+    CHECK(error_path({{"kind", "phantom"}, {"when", "during"}}) == "fault.when");
+    CHECK(error_path({{"kind", "phantom"}, {"when", 1}}) == "fault.when");
+    CHECK(error_path({{"kind", "phantom"}, {"when", "after"}, {"after_share", 0.5}}) ==
+          "fault.after_share");
+    CHECK(error_path({{"kind", "phantom"}, {"after_share", 1.5}}) == "fault.after_share");
+    CHECK(error_path({{"kind", "phantom"}, {"after_share", -0.1}}) == "fault.after_share");
+    CHECK(error_path({{"kind", "phantom"}, {"after_share", "half"}}) == "fault.after_share");
+    CHECK(error_path({{"kind", "phantom"}, {"client_sees", "502"}}) == "fault.client_sees");
+    CHECK(error_path({{"kind", "phantom"}, {"client_sees", true}}) == "fault.client_sees");
+    CHECK(error_message({{"kind", "phantom"}, {"client_sees", "502"}}) ==
+          "expected \"timeout\", \"hang\" or \"reset\", got \"502\"");
+}
+
+TEST_CASE("delay: a distribution, a duration or a number of ms; never negative", "[unit]") {
+    auto fixed = parse({{"kind", "delay"}, {"duration", "fixed(300ms)"}});
+    CHECK(fixed->to_json() == json{{"kind", "delay"}, {"duration", "fixed(300ms)"}});
+    CHECK(fixed->describe() == "delay fixed(300ms)");
+    const plan p = apply(*fixed);
+    CHECK(p.act == plan::action::pass);
+    CHECK(p.delay_ms == 300);
+    CHECK(p.injects());
+
+    CHECK(parse({{"kind", "delay"}, {"duration", 250}})->to_json().at("duration") ==
+          "fixed(250ms)");
+    CHECK(parse({{"kind", "delay"}, {"duration", "1.5s"}})->to_json().at("duration") ==
+          "fixed(1500ms)");
+
+    // Each sample is the "fault-delay" draw of the rule's key and k, clamped at 0.
+    const std::string text = "normal(mean=0, stddev=10ms)";
+    auto normal = parse({{"kind", "delay"}, {"duration", text}});
+    const distribution d = parse_distribution(text);
+    const random_source rng(7);
+    bool clamped = false;
+    for (std::uint64_t k = 0; k < 100; ++k) {
+        const double expected = d.sample(rng, "fault-delay", draw_key, k);
+        const plan q = apply(*normal, k);
+        CHECK(q.act == plan::action::pass);
+        CHECK(q.delay_ms == (expected > 0 ? expected : 0));
+        clamped |= expected < 0;
+    }
+    CHECK(clamped);
+
+    check_round_trip({{"kind", "delay"}, {"duration", "lognormal(median=200ms, p99=2s)"}});
+    check_round_trip({{"kind", "delay"}, {"duration", "mixture(0.9: fixed(0), 0.1: fixed(5s))"}});
+    check_round_trip({{"kind", "delay"}, {"duration", 42}});
+}
+
+TEST_CASE("delay: errors", "[unit]") {
+    CHECK(error_path({{"kind", "delay"}}) == "fault.duration");
+    CHECK(error_path({{"kind", "delay"}, {"duration", -5}}) == "fault.duration");
+    CHECK(error_path({{"kind", "delay"}, {"duration", true}}) == "fault.duration");
+    CHECK(error_path({{"kind", "delay"}, {"duration", "-5ms"}}) == "fault.duration");
+    CHECK(error_path({{"kind", "delay"}, {"duration", "5 parsecs"}}) == "fault.duration");
+    CHECK(error_path({{"kind", "delay"}, {"duration", "lognormal(median=2s)"}}) ==
+          "fault.duration");
+    // The distribution parser's message and where in the text it stopped.
+    CHECK(error_message({{"kind", "delay"}, {"duration", "fixed(120sec)"}}) ==
+          "unknown unit 'sec' (use ms, s, min or h) at offset 9");
+    CHECK(error_message({{"kind", "delay"}, {"duration", "gamma(1)"}}).find("at offset 0") !=
+          std::string::npos);
+}
+
+TEST_CASE("gateway_error: one of API Gateway's own statuses, required", "[unit]") {
+    for (int status : {429, 500, 502, 503, 504}) {
+        auto config = parse({{"kind", "gateway_error"}, {"status", status}});
+        CHECK(config->describe() == "gateway_error " + std::to_string(status));
+        const plan p = apply(*config);
+        CHECK(p.act == plan::action::gateway_error);
+        CHECK(p.status == status);
+        check_round_trip({{"kind", "gateway_error"}, {"status", status}});
+    }
+    CHECK(parse({{"kind", "gateway_error"}, {"status", 503.0}})->to_json() ==
+          json{{"kind", "gateway_error"}, {"status", 503}});
+
+    CHECK(error_path({{"kind", "gateway_error"}}) == "fault.status");
+    CHECK(error_path({{"kind", "gateway_error"}, {"status", 404}}) == "fault.status");
+    CHECK(error_path({{"kind", "gateway_error"}, {"status", -503}}) == "fault.status");
+    CHECK(error_path({{"kind", "gateway_error"}, {"status", 503.5}}) == "fault.status");
+    CHECK(error_path({{"kind", "gateway_error"}, {"status", "503"}}) == "fault.status");
+    CHECK(error_message({{"kind", "gateway_error"}, {"status", 404}}) ==
+          "expected one of 429, 500, 502, 503, 504, got 404");
+}
+
+TEST_CASE("function_error: exit by default, after 0 ms", "[unit]") {
+    auto config = parse({{"kind", "function_error"}});
+    CHECK(config->to_json() == json{{"kind", "function_error"}, {"mode", "exit"}, {"after", 0}});
+    CHECK(config->describe() == "function_error exit after 0ms");
+    plan p = apply(*config);
+    CHECK(p.act == plan::action::function_exit);
+    CHECK(p.kill_after_ms == 0);
+
+    auto later = parse({{"kind", "function_error"}, {"mode", "exit"}, {"after", "50ms"}});
+    CHECK(later->describe() == "function_error exit after 50ms");
+    CHECK(apply(*later).kill_after_ms == 50);
+    CHECK(apply(*parse({{"kind", "function_error"}, {"after", 1500}})).kill_after_ms == 1500);
+
+    check_round_trip({{"kind", "function_error"}});
+    check_round_trip({{"kind", "function_error"}, {"after", "2s"}});
+}
+
+TEST_CASE("function_error: handler mode answers the handler's error", "[unit]") {
+    auto config = parse({{"kind", "function_error"}, {"mode", "handler"}});
+    CHECK(config->to_json() == json{{"kind", "function_error"},
+                                    {"mode", "handler"},
+                                    {"error_type", "Error"},
+                                    {"error_message", "coldbrew injected a function error"}});
+    plan p = apply(*config);
+    CHECK(p.act == plan::action::handler_error);
+    CHECK(p.error_type == "Error");
+    CHECK(p.error_message == "coldbrew injected a function error");
+
+    auto custom = parse({{"kind", "function_error"},
+                         {"mode", "handler"},
+                         {"error_type", "TypeError"},
+                         {"error_message", ""}});
+    CHECK(custom->describe() == "function_error handler (TypeError: )");
+    p = apply(*custom);
+    CHECK(p.error_type == "TypeError");
+    CHECK(p.error_message.empty());
+
+    check_round_trip({{"kind", "function_error"}, {"mode", "handler"}});
+    check_round_trip({{"kind", "function_error"},
+                      {"mode", "handler"},
+                      {"error_type", "Timeout"},
+                      {"error_message", "took too long"}});
+}
+
+TEST_CASE("function_error: errors, including keys of the other mode", "[unit]") {
+    CHECK(error_path({{"kind", "function_error"}, {"mode", "crash"}}) == "fault.mode");
+    CHECK(error_path({{"kind", "function_error"}, {"mode", 1}}) == "fault.mode");
+    CHECK(error_path({{"kind", "function_error"}, {"after", -1}}) == "fault.after");
+    CHECK(error_path({{"kind", "function_error"}, {"after", "soon"}}) == "fault.after");
+    CHECK(error_path({{"kind", "function_error"}, {"after", json::object()}}) == "fault.after");
+    CHECK(error_path({{"kind", "function_error"}, {"mode", "handler"}, {"after", 5}}) ==
+          "fault.after");
+    CHECK(error_path({{"kind", "function_error"}, {"error_type", "Error"}}) ==
+          "fault.error_type");
+    CHECK(error_path({{"kind", "function_error"}, {"mode", "exit"}, {"error_message", "x"}}) ==
+          "fault.error_message");
+    CHECK(error_path({{"kind", "function_error"}, {"mode", "handler"}, {"error_type", ""}}) ==
+          "fault.error_type");
+    CHECK(error_path({{"kind", "function_error"}, {"mode", "handler"}, {"error_type", 5}}) ==
+          "fault.error_type");
+    CHECK(error_path({{"kind", "function_error"}, {"mode", "handler"}, {"error_message", 5}}) ==
+          "fault.error_message");
+    CHECK(error_message({{"kind", "function_error"}, {"error_type", "Error"}}) ==
+          "only applies to mode \"handler\" (mode is \"exit\")");
+}
+
+TEST_CASE("throttle: Lambda's throttle reasons", "[unit]") {
+    auto config = parse({{"kind", "throttle"}});
+    CHECK(config->to_json() ==
+          json{{"kind", "throttle"}, {"reason", "ConcurrentInvocationLimitExceeded"}});
+    CHECK(config->describe() == "throttle (ConcurrentInvocationLimitExceeded)");
+    plan p = apply(*config);
+    CHECK(p.act == plan::action::throttle);
+    CHECK(p.throttle_reason == "ConcurrentInvocationLimitExceeded");
+
+    for (const char* reason :
+         {"ConcurrentInvocationLimitExceeded", "FunctionInvocationRateLimitExceeded",
+          "ReservedFunctionConcurrentInvocationLimitExceeded",
+          "ReservedFunctionInvocationRateLimitExceeded", "CallerRateLimitExceeded"}) {
+        CHECK(apply(*parse({{"kind", "throttle"}, {"reason", reason}})).throttle_reason == reason);
+        check_round_trip({{"kind", "throttle"}, {"reason", reason}});
+    }
+    CHECK(error_path({{"kind", "throttle"}, {"reason", "TooManyRequests"}}) == "fault.reason");
+    CHECK(error_path({{"kind", "throttle"}, {"reason", 429}}) == "fault.reason");
+}
+
+TEST_CASE("reset: no options", "[unit]") {
+    auto config = parse({{"kind", "reset"}});
+    CHECK(config->to_json() == json{{"kind", "reset"}});
+    CHECK(config->describe() == "reset");
+    CHECK(apply(*config).act == plan::action::reset);
+    check_round_trip({{"kind", "reset"}});
+    CHECK(error_path({{"kind", "reset"}, {"client_sees", "timeout"}}) == "fault.client_sees");
+}
+
+TEST_CASE("slow_response: a positive, finite rate in bytes per second", "[unit]") {
+    auto config = parse({{"kind", "slow_response"}, {"bytes_per_s", 1024}});
+    CHECK(config->to_json() == json{{"kind", "slow_response"}, {"bytes_per_s", 1024}});
+    CHECK(config->describe() == "slow_response 1024 B/s");
+    plan p = apply(*config);
+    CHECK(p.act == plan::action::slow_response);
+    CHECK(p.bytes_per_s == 1024);
+    check_round_trip({{"kind", "slow_response"}, {"bytes_per_s", 0.5}});
+
+    CHECK(error_path({{"kind", "slow_response"}}) == "fault.bytes_per_s");
+    CHECK(error_path({{"kind", "slow_response"}, {"bytes_per_s", 0}}) == "fault.bytes_per_s");
+    CHECK(error_path({{"kind", "slow_response"}, {"bytes_per_s", -1}}) == "fault.bytes_per_s");
+    CHECK(error_path({{"kind", "slow_response"}, {"bytes_per_s", "fast"}}) ==
+          "fault.bytes_per_s");
+    // JSON text cannot say infinity or NaN, but a json built in code (from YAML) can.
+    CHECK(error_path({{"kind", "slow_response"},
+                      {"bytes_per_s", std::numeric_limits<double>::infinity()}}) ==
+          "fault.bytes_per_s");
+    CHECK(error_path({{"kind", "slow_response"},
+                      {"bytes_per_s", std::numeric_limits<double>::quiet_NaN()}}) ==
+          "fault.bytes_per_s");
+}
