@@ -7,6 +7,7 @@
 #include <boost/beast/http.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <list>
 #include <optional>
 #include <utility>
@@ -114,6 +115,38 @@ struct write_op {
     bool close_after = false;
 };
 
+// A response written in slices on a timer, as a slow network would deliver it. Owned by its
+// timer handle and freed in the handle's close callback; the connection stops it when it
+// finishes or closes.
+struct slow_write {
+    static constexpr std::uint64_t slice_ms = 50;
+
+    uv_timer_t timer{};
+    connection* conn = nullptr;  // valid while the timer runs: closing stops the timer first
+    std::string data;            // the whole serialized response
+    std::size_t offset = 0;      // bytes already handed to uv_write
+    double bytes_per_slice = 0;
+    double carry = 0;            // rounding left over from earlier slices, so the rate is exact
+    bool keep_alive = false;     // what the response's Connection header promised
+};
+
+// The responder's side of one request on one connection. Used at most once, even when the
+// handler copied its responder.
+struct connection_target final : responder::target {
+    std::weak_ptr<connection> conn;
+    bool keep_alive;
+    bool head;
+    int version;
+    bool used = false;
+
+    connection_target(std::weak_ptr<connection> c, bool keep, bool head_request, int v)
+        : conn(std::move(c)), keep_alive(keep), head(head_request), version(v) {}
+
+    void send(response res, const send_options& opts) override;
+    void reset() override;
+    bool alive() const override;
+};
+
 struct connection : std::enable_shared_from_this<connection> {
     uv_tcp_t tcp{};
     // Shared, not raw: libuv may run the listener's close callback (which lets the server's
@@ -126,8 +159,10 @@ struct connection : std::enable_shared_from_this<connection> {
     bool busy = false;       // a request is with the handler, awaiting its response
     bool draining = false;   // answered a bad request; discard input until EOF
     bool last_request = false;  // the server is stopping: close after the current response
+    bool peer_finished = false;  // the client sent FIN while its request was being answered
     bool closing = false;
     bool sent_continue = false;
+    slow_write* slow = nullptr;  // the response being written slowly, if any
     std::uint64_t last_activity_ms = 0;  // loop time of the last bytes read or written
     std::uint64_t request_started_ms = 0;  // first bytes of the request being read; 0: none
     char readbuf[64 * 1024];
@@ -161,6 +196,7 @@ struct connection : std::enable_shared_from_this<connection> {
                     // the request it sent, then close.
                     uv_read_stop(s);
                     c->last_request = true;
+                    c->peer_finished = true;
                     return;
                 }
                 if (n < 0) {
@@ -175,15 +211,98 @@ struct connection : std::enable_shared_from_this<connection> {
             });
     }
 
+    static void on_closed(uv_handle_t* h) {
+        auto* c = static_cast<connection*>(h->data);
+        if (auto owner = std::move(c->owner)) owner->forget(c);
+        c->self.reset();  // may free *c
+    }
+
     void close() {
         if (closing) return;
         closing = true;
+        stop_slow_write();
         uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp));
-        uv_close(reinterpret_cast<uv_handle_t*>(&tcp), [](uv_handle_t* h) {
-            auto* c = static_cast<connection*>(h->data);
-            if (auto owner = std::move(c->owner)) owner->forget(c);
-            c->self.reset();  // may free *c
-        });
+        uv_close(reinterpret_cast<uv_handle_t*>(&tcp), on_closed);
+    }
+
+    // Closes with SO_LINGER 0, so the peer gets a TCP RST (ECONNRESET) instead of a FIN.
+    void abort() {
+        if (closing) return;
+        closing = true;
+        stop_slow_write();
+        uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp));
+        // Fails only if the socket was shut down for writing, which this server never does;
+        // a plain close is then the best left.
+        if (uv_tcp_close_reset(&tcp, on_closed) != 0)
+            uv_close(reinterpret_cast<uv_handle_t*>(&tcp), on_closed);
+    }
+
+    // Answers the request that made this connection busy. `keep_alive` is what the request
+    // allowed; a stopping server or a half-closed client turns it off.
+    void respond(const response& res, const send_options& opts, bool keep_alive, bool head,
+                 int version) {
+        if (closing) return;
+        bool keep = keep_alive && !last_request;
+        std::string data = serialize(res, keep, head, version);
+        if (opts.bytes_per_s > 0 && std::isfinite(opts.bytes_per_s)) {
+            start_slow_write(std::move(data), opts.bytes_per_s, keep);
+            return;  // still busy: the idle sweep leaves the connection alone until the end
+        }
+        write(std::move(data), !keep);
+        finish_response(keep);
+    }
+
+    void finish_response(bool keep) {
+        busy = false;
+        if (keep) process();
+    }
+
+    void start_slow_write(std::string data, double bytes_per_s, bool keep) {
+        auto* w = new slow_write;
+        w->conn = this;
+        w->data = std::move(data);
+        w->bytes_per_slice = bytes_per_s * static_cast<double>(slow_write::slice_ms) / 1000.0;
+        w->keep_alive = keep;
+        uv_timer_init(tcp.loop, &w->timer);
+        w->timer.data = w;
+        slow = w;
+        // The first slice goes on the next loop turn, not from inside the handler's call.
+        uv_timer_start(
+            &w->timer,
+            [](uv_timer_t* t) {
+                auto* w = static_cast<slow_write*>(t->data);
+                w->conn->write_slice(*w);
+            },
+            0, slow_write::slice_ms);
+    }
+
+    void stop_slow_write() {
+        auto* w = std::exchange(slow, nullptr);
+        if (!w) return;
+        uv_timer_stop(&w->timer);
+        uv_close(reinterpret_cast<uv_handle_t*>(&w->timer),
+                 [](uv_handle_t* h) { delete static_cast<slow_write*>(h->data); });
+    }
+
+    void write_slice(slow_write& w) {
+        // round(), with what rounding gave or took carried into the next slice. At least one
+        // byte per slice: rates under 20 B/s run at 20 B/s, and build up no debt.
+        double budget = w.carry + w.bytes_per_slice;
+        double want = std::max(1.0, std::round(budget));
+        w.carry = std::max(budget - want, -0.5);
+        std::size_t left = w.data.size() - w.offset;
+        std::size_t len = want >= static_cast<double>(left) ? left : static_cast<std::size_t>(want);
+        std::string slice = w.data.substr(w.offset, len);
+        w.offset += len;
+        if (w.offset < w.data.size()) {
+            write(std::move(slice), false);
+            return;
+        }
+        // The client may have half-closed, or the server begun stopping, since the head went out.
+        bool keep = w.keep_alive && !last_request;
+        stop_slow_write();  // w is freed in its close callback, later; not used below
+        write(std::move(slice), !keep);
+        if (!closing) finish_response(keep);
     }
 
     void reset_parser() {
@@ -252,16 +371,8 @@ struct connection : std::enable_shared_from_this<connection> {
         bool keep_alive = msg.keep_alive();
         bool head = msg.method() == bhttp::verb::head;
         busy = true;
-        std::weak_ptr<connection> weak = shared_from_this();
-        int version = req.version;
-        owner->on_request(std::move(req), responder([weak, keep_alive, head, version](response res) {
-                              auto c = weak.lock();
-                              if (!c || c->closing) return;
-                              bool keep = keep_alive && !c->last_request;
-                              c->write(serialize(res, keep, head, version), !keep);
-                              c->busy = false;
-                              if (keep) c->process();
-                          }));
+        auto t = std::make_shared<connection_target>(weak_from_this(), keep_alive, head, req.version);
+        owner->on_request(std::move(req), responder(std::move(t)));
     }
 
     void write(std::string data, bool close_after) {
@@ -285,6 +396,21 @@ struct connection : std::enable_shared_from_this<connection> {
         }
     }
 };
+
+void connection_target::send(response res, const send_options& opts) {
+    if (std::exchange(used, true)) return;
+    if (auto c = conn.lock()) c->respond(res, opts, keep_alive, head, version);
+}
+
+void connection_target::reset() {
+    if (std::exchange(used, true)) return;
+    if (auto c = conn.lock()) c->abort();
+}
+
+bool connection_target::alive() const {
+    auto c = conn.lock();
+    return !used && c && !c->closing && !c->peer_finished;
+}
 
 }  // namespace
 

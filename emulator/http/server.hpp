@@ -19,23 +19,49 @@
 
 namespace coldbrew::http {
 
-// Sends the response for one request. Call it at most once; calling it after the client went
-// away is a harmless no-op. It may be called later, from another loop callback (long poll).
+// How a response leaves the server. The defaults send it at once; injected faults ask for
+// something else.
+struct send_options {
+    // > 0: the whole response (status line, headers and body) is written at this many bytes
+    // per second, in slices every 50 ms, as a slow network would deliver it. A slice is at
+    // least one byte, so rates under 20 B/s run at 20 B/s. 0 (or not finite): at once.
+    double bytes_per_s = 0;
+};
+
+// Answers one request. Call one of send/operator()/reset at most once; later calls, and calls
+// after the client went away, are harmless no-ops. It may be called later, from another loop
+// callback (long poll). Dropping a responder without calling it leaves the connection open
+// and the request unanswered (the client waits), which is how a hang is injected.
 class responder {
 public:
+    // What a server connection (or a test) implements.
+    struct target {
+        virtual ~target() = default;
+        virtual void send(response res, const send_options& opts) = 0;
+        virtual void reset() = 0;              // abort the connection with a TCP RST
+        virtual bool alive() const = 0;        // the client is still connected
+    };
+
     responder() = default;
-    explicit responder(std::function<void(response)> send) : send_(std::move(send)) {}
-    void operator()(response res) {
-        if (send_) {
-            auto send = std::move(send_);
-            send_ = nullptr;
-            send(std::move(res));
-        }
-    }
-    explicit operator bool() const { return static_cast<bool>(send_); }
+    explicit responder(std::shared_ptr<target> t) : target_(std::move(t)) {}
+    // A responder that hands the response to `send` (tests, internal callers). reset() drops
+    // it; alive() is true until it was used.
+    explicit responder(std::function<void(response)> send);
+
+    void operator()(response res) { send(std::move(res), {}); }
+    void send(response res, const send_options& opts);
+    void reset();
+    // True while the responder has not been used and its client is still there. A server
+    // connection turns false once it is closed (the client reset it, a write failed, the
+    // server closed it) or once the client sent FIN. TCP cannot tell a half-close (`nc -N`,
+    // shutdown(SHUT_WR)) from a client that gave up and closed; both count as gone here, so a
+    // request held unanswered (an injected hang) is released when its client leaves. A
+    // half-closed client still receives an answer if one is sent.
+    bool alive() const;
+    explicit operator bool() const { return static_cast<bool>(target_); }
 
 private:
-    std::function<void(response)> send_;
+    std::shared_ptr<target> target_;
 };
 
 enum class parse_failure {

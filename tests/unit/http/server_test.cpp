@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <thread>
@@ -66,7 +68,118 @@ std::string exchange(int port, const std::string& raw, bool half_close) {
     return got;
 }
 
+// Runs the loop until `done()` holds, or `limit_ms` of loop time passed (so a broken server
+// fails the test instead of hanging it). Returns done().
+bool run_until(uv_loop_t* loop, const std::function<bool()>& done, std::uint64_t limit_ms = 5000) {
+    uv_timer_t guard;
+    bool expired = false;
+    uv_timer_init(loop, &guard);
+    guard.data = &expired;
+    uv_timer_start(&guard, [](uv_timer_t* t) { *static_cast<bool*>(t->data) = true; }, limit_ms, 0);
+    while (!done() && !expired) uv_run(loop, UV_RUN_ONCE);
+    uv_close(reinterpret_cast<uv_handle_t*>(&guard), nullptr);
+    uv_run(loop, UV_RUN_NOWAIT);  // finishes closing the guard, which lives on this frame
+    return done();
+}
+
+// Timer handles still on the loop, open or closing: a slow writer adds one while it runs.
+int timer_handles(uv_loop_t* loop) {
+    int n = 0;
+    uv_walk(loop, [](uv_handle_t* h, void* arg) { if (h->type == UV_TIMER) ++*static_cast<int*>(arg); }, &n);
+    return n;
+}
+
+// Makes close() send a RST instead of a FIN.
+void close_with_reset(int fd) {
+    linger l{1, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+    ::close(fd);
+}
+
+std::uint64_t loop_now(uv_loop_t* loop) {
+    uv_update_time(loop);
+    return uv_now(loop);
+}
+
+// A target that records what the responder forwards to it.
+struct recording_target : responder::target {
+    int sends = 0;
+    int resets = 0;
+    double last_bytes_per_s = -1;
+    bool connected = true;
+    void send(response, const send_options& opts) override {
+        ++sends;
+        last_bytes_per_s = opts.bytes_per_s;
+    }
+    void reset() override { ++resets; }
+    bool alive() const override { return connected; }
+};
+
 }  // namespace
+
+TEST_CASE("responder: from a function, answers once; reset drops it", "[unit]") {
+    int calls = 0;
+    std::string got;
+    responder r([&](response res) {
+        ++calls;
+        got = res.body;
+    });
+    CHECK(static_cast<bool>(r));
+    CHECK(r.alive());
+    response first;
+    first.body = "first";
+    send_options slow;
+    slow.bytes_per_s = 10;  // a function target has no wire: the options are ignored
+    r.send(first, slow);
+    CHECK(calls == 1);
+    CHECK(got == "first");
+    CHECK_FALSE(r.alive());
+    CHECK_FALSE(static_cast<bool>(r));
+    response second;
+    second.body = "second";
+    r(second);
+    r.reset();
+    CHECK(calls == 1);
+    CHECK(got == "first");
+
+    responder dropped([&](response) { ++calls; });
+    responder copy = dropped;
+    dropped.reset();
+    CHECK_FALSE(dropped.alive());
+    CHECK_FALSE(copy.alive());  // the copy shares the dropped function
+    copy(response{});
+    CHECK(calls == 1);
+
+    CHECK_FALSE(static_cast<bool>(responder(std::function<void(response)>())));
+    CHECK_FALSE(responder().alive());
+}
+
+TEST_CASE("responder: forwards one call to its target, then lets it go", "[unit]") {
+    auto t = std::make_shared<recording_target>();
+    responder r(t);
+    CHECK(r.alive());
+    t->connected = false;
+    CHECK_FALSE(r.alive());
+    t->connected = true;
+    send_options o;
+    o.bytes_per_s = 1234.5;
+    r.send(response{}, o);
+    CHECK(t->sends == 1);
+    CHECK(t->last_bytes_per_s == 1234.5);
+    CHECK_FALSE(r.alive());
+    CHECK(t.use_count() == 1);  // released
+    r(response{});
+    r.reset();
+    CHECK(t->sends == 1);
+    CHECK(t->resets == 0);
+
+    auto t2 = std::make_shared<recording_target>();
+    responder r2(t2);
+    r2.reset();
+    r2(response{});
+    CHECK(t2->resets == 1);
+    CHECK(t2->sends == 0);
+}
 
 TEST_CASE("server: 204 and 304 carry no body; 204 no Content-Length", "[unit]") {
     loop_fixture f;
@@ -186,4 +299,326 @@ TEST_CASE("server: a request head trickling in byte by byte is dropped too", "[u
         return std::to_string(lines);
     });
     CHECK(std::stoi(sent) < 200);
+}
+
+TEST_CASE("server: a second answer to one request is never written, even through a copy", "[unit]") {
+    loop_fixture f;
+    server s(&f.loop, [](request, responder respond) {
+        responder copy = respond;
+        response res;
+        res.body = "first";
+        respond(res);
+        res.body = "second";
+        respond(res);
+        res.body = "third";
+        copy(res);
+        copy.reset();
+        CHECK_FALSE(copy.alive());
+    });
+    REQUIRE_FALSE(s.listen("127.0.0.1", 0));
+    int port = s.port();
+    auto r = f.drive([&] { return exchange(port, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", false); });
+    CHECK(r.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+    CHECK(r.find("HTTP/1.1", 1) == std::string::npos);
+    CHECK(r.size() >= 5);
+    CHECK(r.substr(r.size() - 5) == "first");
+}
+
+TEST_CASE("server: a response sent at a byte rate arrives whole, in slices, no faster than the rate", "[unit]") {
+    loop_fixture f;
+    const double rate = 3030;  // 151.5 bytes per 50 ms slice: the fraction is carried over
+    std::string body;
+    for (int i = 0; body.size() < 900; ++i) body += std::to_string(i) + ",";
+    server s(&f.loop, [&](request req, responder respond) {
+        response res;
+        res.set("Content-Type", "text/plain");
+        res.body = body;
+        send_options o;
+        if (req.path() == "/slow") o.bytes_per_s = rate;
+        respond.send(std::move(res), o);
+    });
+    REQUIRE_FALSE(s.listen("127.0.0.1", 0));
+    int port = s.port();
+    auto fast = f.drive([&] { return exchange(port, "GET /fast HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", false); });
+    REQUIRE(fast.size() > body.size());
+    CHECK(fast.substr(fast.size() - body.size()) == body);
+
+    int reads = 0;
+    std::uint64_t started_ms = loop_now(&f.loop);
+    auto slow = f.drive([&] {
+        int fd = connect_to(port);
+        std::string raw = "GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+        ::send(fd, raw.data(), raw.size(), MSG_NOSIGNAL);
+        std::string got;
+        char buf[4096];
+        ssize_t n;
+        while ((n = ::recv(fd, buf, sizeof(buf), 0)) > 0) {
+            got.append(buf, static_cast<std::size_t>(n));
+            ++reads;
+        }
+        ::close(fd);
+        return got;
+    });
+    std::uint64_t elapsed_ms = loop_now(&f.loop) - started_ms;
+    CHECK(slow == fast);  // the same bytes as an immediate answer
+    CHECK(reads > 1);
+    // The last slice leaves no earlier than one slice short of size / rate (lower bound only;
+    // 1 ms for the loop clock's rounding).
+    auto at_least_ms = static_cast<std::uint64_t>(static_cast<double>(slow.size()) * 1000 / rate) - 50 - 1;
+    CHECK(elapsed_ms >= at_least_ms);
+    run_until(&f.loop, [&] { return s.open_connections() == 0; });
+    CHECK(timer_handles(&f.loop) == 1);  // only the server's idle sweep; the slow writer is gone
+}
+
+TEST_CASE("server: a slow response keeps its connection busy until the last slice", "[unit]") {
+    loop_fixture f;
+    server_options o;
+    o.idle_timeout_ms = 20;  // shorter than the gap between slices
+    server s(&f.loop, [&](request req, responder respond) {
+        response res;
+        send_options slow;
+        if (req.path() == "/slow") {
+            res.body = std::string(600, 'a');
+            slow.bytes_per_s = 4000;  // 200 bytes per slice
+        } else {
+            res.body = "after";
+        }
+        respond.send(std::move(res), slow);
+    }, o);
+    REQUIRE_FALSE(s.listen("127.0.0.1", 0));
+    int port = s.port();
+    auto r = f.drive([&] {
+        return exchange(port, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /next HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", false);
+    });
+    // Neither closed by the idle sweep nor interleaved with the pipelined second answer.
+    auto first_body = r.find(std::string(600, 'a'));
+    auto second = r.find("HTTP/1.1 200 OK\r\n", 1);
+    REQUIRE(first_body != std::string::npos);
+    REQUIRE(second != std::string::npos);
+    CHECK(r.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+    CHECK(second == first_body + 600);
+    CHECK(r.substr(r.size() - 5) == "after");
+}
+
+TEST_CASE("server: a client that resets mid slow response stops the slow writer", "[unit]") {
+    loop_fixture f;
+    server s(&f.loop, [&](request, responder respond) {
+        response res;
+        res.body = std::string(5000, 'z');
+        send_options o;
+        o.bytes_per_s = 200;  // 25 s in all; the client leaves after the first slice
+        respond.send(std::move(res), o);
+    });
+    REQUIRE_FALSE(s.listen("127.0.0.1", 0));
+    int port = s.port();
+    auto first = f.drive([&] {
+        int fd = connect_to(port);
+        std::string raw = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+        ::send(fd, raw.data(), raw.size(), MSG_NOSIGNAL);
+        char buf[64];
+        ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+        close_with_reset(fd);
+        return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
+    });
+    CHECK(first.rfind("HTTP/1.1 2", 0) == 0);
+    CHECK(run_until(&f.loop, [&] { return s.open_connections() == 0; }));
+    uv_run(&f.loop, UV_RUN_NOWAIT);
+    CHECK(timer_handles(&f.loop) == 1);  // only the server's idle sweep
+}
+
+TEST_CASE("server: close() during a slow response stops the slow writer", "[unit]") {
+    loop_fixture f;
+    uv_timer_t later;
+    uv_timer_init(&f.loop, &later);
+    server* sp = nullptr;
+    later.data = &sp;
+    server s(&f.loop, [&](request, responder respond) {
+        response res;
+        res.body = std::string(5000, 'z');
+        send_options o;
+        o.bytes_per_s = 2000;
+        respond.send(std::move(res), o);
+        uv_timer_start(&later, [](uv_timer_t* t) { (*static_cast<server**>(t->data))->close(); }, 120, 0);
+    });
+    sp = &s;
+    REQUIRE_FALSE(s.listen("127.0.0.1", 0));
+    int port = s.port();
+    auto r = f.drive([&] { return exchange(port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n", false); });
+    CHECK(r.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+    CHECK(r.size() < 5000);  // cut short
+    uv_close(reinterpret_cast<uv_handle_t*>(&later), nullptr);  // it lives on this stack frame
+    uv_run(&f.loop, UV_RUN_NOWAIT);
+    CHECK(s.open_connections() == 0);
+    CHECK(timer_handles(&f.loop) == 0);  // the idle sweep closed with the server; no slow writer
+}
+
+TEST_CASE("server: reset() aborts the connection; the client sees ECONNRESET", "[unit]") {
+    loop_fixture f;
+    bool alive_before = false;
+    bool alive_after = true;
+    server s(&f.loop, [&](request, responder respond) {
+        alive_before = respond.alive();
+        respond.reset();
+        alive_after = respond.alive();
+        respond(response{});  // no-op
+    });
+    REQUIRE_FALSE(s.listen("127.0.0.1", 0));
+    int port = s.port();
+    auto r = f.drive([&] {
+        int fd = connect_to(port);
+        std::string raw = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+        ::send(fd, raw.data(), raw.size(), MSG_NOSIGNAL);
+        char buf[256];
+        ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+        int err = errno;
+        ::close(fd);
+        if (n < 0) return std::string(err == ECONNRESET ? "ECONNRESET" : "errno " + std::to_string(err));
+        return n == 0 ? std::string("EOF") : std::string(buf, static_cast<std::size_t>(n));
+    });
+    CHECK(r == "ECONNRESET");
+    CHECK(alive_before);
+    CHECK_FALSE(alive_after);
+    CHECK(run_until(&f.loop, [&] { return s.open_connections() == 0; }));
+}
+
+TEST_CASE("server: alive() turns false when the client resets, and stays false", "[unit]") {
+    loop_fixture f;
+    responder held;
+    std::atomic<bool> got_request{false};
+    server s(&f.loop, [&](request, responder respond) {
+        held = std::move(respond);
+        got_request = true;
+    });
+    REQUIRE_FALSE(s.listen("127.0.0.1", 0));
+    int port = s.port();
+    f.drive([&] {
+        int fd = connect_to(port);
+        std::string raw = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+        ::send(fd, raw.data(), raw.size(), MSG_NOSIGNAL);
+        while (!got_request) std::this_thread::yield();
+        close_with_reset(fd);
+        return std::string();
+    });
+    REQUIRE(got_request);
+    CHECK(run_until(&f.loop, [&] { return !held.alive(); }));
+    CHECK(s.open_connections() == 0);
+    CHECK(static_cast<bool>(held));  // unused, but answering it now does nothing
+    held(response{});
+    CHECK_FALSE(static_cast<bool>(held));
+}
+
+TEST_CASE("server: after a half-close alive() is false and the answer is still delivered", "[unit]") {
+    loop_fixture f;
+    responder held;
+    std::atomic<bool> half_closed{false};
+    int ticks_after_fin = 0;
+    bool alive_when_answered = true;
+    uv_timer_t tick;
+    uv_timer_init(&f.loop, &tick);
+    server s(&f.loop, [&](request, responder respond) { held = std::move(respond); });
+    // Answers a few loop turns after the FIN was sent, so the server has read it first.
+    struct state {
+        responder* held;
+        std::atomic<bool>* half_closed;
+        int* ticks;
+        bool* alive;
+    } st{&held, &half_closed, &ticks_after_fin, &alive_when_answered};
+    tick.data = &st;
+    uv_timer_start(&tick, [](uv_timer_t* t) {
+        auto* st = static_cast<state*>(t->data);
+        if (!*st->held || !*st->half_closed || ++*st->ticks < 3) return;
+        *st->alive = st->held->alive();
+        response res;
+        res.body = "still answered";
+        (*st->held)(std::move(res));
+        uv_timer_stop(t);
+    }, 10, 10);
+    REQUIRE_FALSE(s.listen("127.0.0.1", 0));
+    int port = s.port();
+    auto r = f.drive([&] {
+        int fd = connect_to(port);
+        std::string raw = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";  // asks for keep-alive
+        ::send(fd, raw.data(), raw.size(), MSG_NOSIGNAL);
+        ::shutdown(fd, SHUT_WR);
+        half_closed = true;
+        std::string got;
+        char buf[4096];
+        ssize_t n;
+        while ((n = ::recv(fd, buf, sizeof(buf), 0)) > 0) got.append(buf, static_cast<std::size_t>(n));
+        ::close(fd);
+        return got;
+    });
+    CHECK_FALSE(alive_when_answered);
+    CHECK(r.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+    CHECK(r.find("Connection: close\r\n") != std::string::npos);  // the server saw the FIN first
+    CHECK(r.find("still answered") != std::string::npos);
+    uv_close(reinterpret_cast<uv_handle_t*>(&tick), nullptr);  // it lives on this stack frame
+    uv_run(&f.loop, UV_RUN_NOWAIT);
+}
+
+TEST_CASE("server: a dropped responder leaves the connection open past the idle timeout until close()", "[unit]") {
+    loop_fixture f;
+    server_options o;
+    o.idle_timeout_ms = 20;
+    uv_timer_t later;
+    uv_timer_init(&f.loop, &later);
+    struct state {
+        server* s = nullptr;
+        std::size_t open_before_close = 0;
+    } st;
+    later.data = &st;
+    server s(&f.loop, [&](request, responder) {
+        // Well past the idle timeout, then the server closes.
+        uv_timer_start(&later, [](uv_timer_t* t) {
+            auto* st = static_cast<state*>(t->data);
+            st->open_before_close = st->s->open_connections();
+            st->s->close();
+        }, 100, 0);
+    }, o);
+    st.s = &s;
+    REQUIRE_FALSE(s.listen("127.0.0.1", 0));
+    int port = s.port();
+    auto r = f.drive([&] { return exchange(port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n", false); });
+    CHECK(st.open_before_close == 1);
+    CHECK(r.empty());
+    uv_close(reinterpret_cast<uv_handle_t*>(&later), nullptr);  // it lives on this stack frame
+    uv_run(&f.loop, UV_RUN_NOWAIT);
+}
+
+TEST_CASE("server: stop_accepting() during a slow response closes after its last slice", "[unit]") {
+    loop_fixture f;
+    uv_timer_t later;
+    uv_timer_init(&f.loop, &later);
+    server* sp = nullptr;
+    later.data = &sp;
+    server s(&f.loop, [&](request, responder respond) {
+        response res;
+        res.body = std::string(600, 'k');
+        send_options o;
+        o.bytes_per_s = 4000;  // the head went out promising keep-alive
+        respond.send(std::move(res), o);
+        uv_timer_start(&later, [](uv_timer_t* t) { (*static_cast<server**>(t->data))->stop_accepting(); }, 60, 0);
+    });
+    sp = &s;
+    REQUIRE_FALSE(s.listen("127.0.0.1", 0));
+    int port = s.port();
+    auto r = f.drive([&] {
+        int fd = connect_to(port);
+        timeval limit{5, 0};  // a connection left open fails the test instead of hanging it
+        ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
+        std::string raw = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+        ::send(fd, raw.data(), raw.size(), MSG_NOSIGNAL);
+        std::string got;
+        char buf[4096];
+        ssize_t n;
+        while ((n = ::recv(fd, buf, sizeof(buf), 0)) > 0) got.append(buf, static_cast<std::size_t>(n));
+        ::close(fd);
+        return n == 0 ? got : std::string("not closed");
+    });
+    CHECK(r.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+    CHECK(r.size() > 600);
+    CHECK(r.substr(r.size() - 600) == std::string(600, 'k'));
+    uv_close(reinterpret_cast<uv_handle_t*>(&later), nullptr);  // it lives on this stack frame
+    uv_run(&f.loop, UV_RUN_NOWAIT);
+    CHECK(s.open_connections() == 0);
 }
