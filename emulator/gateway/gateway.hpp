@@ -90,6 +90,14 @@ enum class gateway_error {
 http::response error_response(config::api_kind kind, gateway_error error,
                               const std::string& request_id);
 
+// An error answer by status, for injected gateway errors: 429 (THROTTLED), 500, 502, 503
+// or 504, with the body and x-amzn-ErrorType AWS gives that status where one is documented
+// (500/502/504 as above; REST 429 per the THROTTLED gateway response [GWRESP], body
+// unverified). Statuses API Gateway has no documented body for (REST 503, HTTP API 502/504)
+// get {"message":"<reason phrase>"}. Any other status: std::invalid_argument.
+http::response status_error_response(config::api_kind kind, int status,
+                                     const std::string& request_id);
+
 // Maps the function's successful output to the client response, per the route's payload
 // format version. Malformed output (REST: body not a string, multiValueHeaders value not a
 // list, unknown top-level key, missing/invalid statusCode, not a JSON object; 2.0: invalid

@@ -6,6 +6,7 @@
 #include "emulator/gateway/gateway.hpp"
 
 #include <array>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 
 namespace coldbrew::gateway {
@@ -395,6 +396,41 @@ http::response error_response(config::api_kind kind, gateway_error error,
     res.body = shape.body;
     res.add("Content-Type", "application/json");
     // HTTP API error responses are not known to carry x-amzn-ErrorType (unverified).
+    if (shape.error_type) res.add("x-amzn-ErrorType", shape.error_type);
+    stamp_request_id(res, kind, request_id);
+    return res;
+}
+
+http::response status_error_response(config::api_kind kind, int status,
+                                     const std::string& request_id) {
+    const bool rest = kind == config::api_kind::rest;
+    error_shape shape{};
+    switch (status) {
+    case 429:
+        shape = {429, R"({"message":"Too Many Requests"})",
+                 rest ? "TooManyRequestsException" : nullptr};
+        break;
+    case 500: shape = shape_of(kind, gateway_error::lambda_rejected); break;
+    case 502:
+        shape = rest ? shape_of(kind, gateway_error::integration_failure)
+                     : error_shape{502, R"({"message":"Bad Gateway"})", nullptr};
+        break;
+    case 503:
+        shape = rest ? error_shape{503, R"({"message":"Service Unavailable"})",
+                                   "ServiceUnavailableException"}
+                     : shape_of(kind, gateway_error::integration_timeout);
+        break;
+    case 504:
+        shape = rest ? shape_of(kind, gateway_error::integration_timeout)
+                     : error_shape{504, R"({"message":"Gateway Timeout"})", nullptr};
+        break;
+    default: throw std::invalid_argument("no gateway error body for status " +
+                                         std::to_string(status));
+    }
+    http::response res;
+    res.status = shape.status;
+    res.body = shape.body;
+    res.add("Content-Type", "application/json");
     if (shape.error_type) res.add("x-amzn-ErrorType", shape.error_type);
     stamp_request_id(res, kind, request_id);
     return res;

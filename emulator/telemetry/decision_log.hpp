@@ -3,11 +3,14 @@
 // created, reused, evicted, throttled, …), in the order they were made. Lines carry no wall
 // time, so two runs with the same seed and the same request sequence write identical files.
 
+#include <cstdint>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 namespace coldbrew::telemetry {
 
@@ -23,13 +26,26 @@ public:
     std::error_code open(const std::filesystem::path& path);
     bool is_open() const noexcept { return file_ != nullptr; }
 
-    // One JSON object, without the trailing newline.
+    // One JSON object, without the trailing newline. Also kept in memory (see recent()).
     void write(std::string_view json_line);
     std::uint64_t lines() const noexcept { return lines_; }
+
+    // Lines numbered from 0 in write order; the last `capacity` stay in memory so the admin
+    // API can serve them whether or not a file is open.
+    struct recent_lines {
+        std::uint64_t next = 0;     // the number to ask for next (= lines() when caught up)
+        std::uint64_t dropped = 0;  // lines at or after `since` no longer in memory
+        std::vector<std::string> lines;
+    };
+    // Up to `max` lines from number `since` on, oldest first.
+    recent_lines recent(std::uint64_t since, std::size_t max) const;
+    void set_capacity(std::size_t lines);  // default 100,000
 
 private:
     std::FILE* file_ = nullptr;
     std::uint64_t lines_ = 0;
+    std::size_t capacity_ = 100000;
+    std::deque<std::string> memory_;  // lines [lines_ - memory_.size(), lines_)
 };
 
 }  // namespace coldbrew::telemetry

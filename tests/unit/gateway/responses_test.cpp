@@ -464,3 +464,28 @@ TEST_CASE("Content-Length: only the server's reaches the client", "[unit]") {
                            gateway_error::request_too_large})
             framing_free(error_response(kind, error, rid));
 }
+
+TEST_CASE("status_error_response: injected gateway errors carry AWS's bodies", "[unit]") {
+    using coldbrew::config::api_kind;
+    using coldbrew::gateway::status_error_response;
+    auto rest = [](int s) { return status_error_response(api_kind::rest, s, "id-1"); };
+    auto http = [](int s) { return status_error_response(api_kind::http, s, "id-1"); };
+    CHECK(rest(502).body == R"({"message": "Internal server error"})");
+    CHECK(rest(502).header("x-amzn-ErrorType") == std::optional<std::string_view>("InternalServerErrorException"));
+    CHECK(rest(504).body == R"({"message": "Endpoint request timed out"})");
+    CHECK(rest(504).status == 504);
+    CHECK(rest(500).status == 500);
+    CHECK(rest(429).body == R"({"message":"Too Many Requests"})");
+    CHECK(rest(503).status == 503);
+    CHECK(http(503).body == R"({"message":"Service Unavailable"})");
+    CHECK(http(500).body == R"({"message":"Internal Server Error"})");
+    CHECK(http(502).status == 502);
+    CHECK(http(504).status == 504);
+    CHECK_FALSE(http(429).header("x-amzn-ErrorType"));
+    for (int s : {429, 500, 502, 503, 504}) {
+        CHECK(rest(s).status == s);
+        CHECK(http(s).status == s);
+        CHECK(rest(s).header("x-amzn-RequestId"));
+    }
+    CHECK_THROWS_AS(rest(418), std::invalid_argument);
+}
