@@ -1,0 +1,582 @@
+#include "emulator/admin/admin_api.hpp"
+
+#include <charconv>
+#include <exception>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <variant>
+
+namespace coldbrew::admin {
+
+namespace {
+
+using nlohmann::json;
+namespace faults = models::faults;
+
+// The page size GET /decisions promises (admin_api.hpp).
+constexpr std::size_t decisions_per_call = 10000;
+
+// ---- responses -------------------------------------------------------------------------
+
+http::response reply(int status, const json& body) {
+    http::response res;
+    res.status = status;
+    res.set("Content-Type", "application/json");
+    // Messages and rule names echo bytes a client sent; replacing invalid UTF-8 keeps dump()
+    // from throwing on them.
+    res.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+    res.body += '\n';
+    return res;
+}
+
+http::response error(int status, std::string message) {
+    json body = json::object();
+    body["message"] = std::move(message);
+    return reply(status, body);
+}
+
+// A 400 (or 409) about the body: `path` is the key path inside it, "" for the body itself.
+http::response error(int status, std::string message, std::string path) {
+    json body = json::object();
+    body["message"] = std::move(message);
+    body["path"] = std::move(path);
+    return reply(status, body);
+}
+
+// "rules" + "[2].nth" → "rules[2].nth"; "rules" + "nth" → "rules.nth"; "" + p → p.
+std::string join_path(std::string_view prefix, std::string_view path) {
+    std::string out(prefix);
+    if (!out.empty() && !path.empty() && path.front() != '[') out += '.';
+    out += path;
+    return out;
+}
+
+std::string index_path(std::string_view prefix, std::size_t i, std::string_view inner) {
+    return join_path(std::string(prefix) + "[" + std::to_string(i) + "]", inner);
+}
+
+json rules_json(std::vector<faults::rule>::const_iterator first,
+                std::vector<faults::rule>::const_iterator last) {
+    json out = json::array();
+    for (; first != last; ++first)
+        out.push_back(first->to_json());
+    return out;
+}
+
+json rules_json(const std::vector<faults::rule>& rules) {
+    return rules_json(rules.begin(), rules.end());
+}
+
+json cap_json(std::optional<std::size_t> cap) {
+    return cap ? json(*cap) : json(nullptr);
+}
+
+// ---- the context -----------------------------------------------------------------------
+
+// A missing piece of the context is a wiring bug in the app: handle() turns it into a 500.
+faults::decider& decider_of(const admin_context& ctx) {
+    if (!ctx.faults) throw std::logic_error("the admin API was started without a fault decider");
+    return *ctx.faults;
+}
+
+const faults::fault_registry& registry_of(const admin_context& ctx) {
+    if (!ctx.registry) throw std::logic_error("the admin API was started without a fault registry");
+    return *ctx.registry;
+}
+
+double now_ms(const admin_context& ctx) {
+    if (!ctx.now_ms) throw std::logic_error("the admin API was started without a clock");
+    return ctx.now_ms();
+}
+
+// ---- request bodies --------------------------------------------------------------------
+
+// Records the parser's reason and stops; builds nothing. Used only after a parse failed, so
+// the message names the line and column without parsing with exceptions.
+class parse_error_reader final : public json::json_sax_t {
+  public:
+    std::string reason = "invalid JSON";
+
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(number_integer_t) override { return true; }
+    bool number_unsigned(number_unsigned_t) override { return true; }
+    bool number_float(number_float_t, const string_t&) override { return true; }
+    bool string(string_t&) override { return true; }
+    bool binary(binary_t&) override { return true; }
+    bool start_object(std::size_t) override { return true; }
+    bool key(string_t&) override { return true; }
+    bool end_object() override { return true; }
+    bool start_array(std::size_t) override { return true; }
+    bool end_array() override { return true; }
+    bool parse_error(std::size_t, const std::string&,
+                     const nlohmann::detail::exception& e) override {
+        // Drop nlohmann's "[json.exception.parse_error.101] " tag.
+        std::string what = e.what();
+        auto close = what.find("] ");
+        reason = close == std::string::npos ? what : what.substr(close + 2);
+        return false;
+    }
+};
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+        s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+        s.remove_suffix(1);
+    return s;
+}
+
+// The body as JSON, or the 415/400 to answer.
+std::variant<json, http::response> read_body(const http::request& req) {
+    if (auto type = req.header("Content-Type"); type && !req.body.empty()) {
+        // Parameters (charset) do not change the media type; an empty value says nothing,
+        // like a missing header. `curl -d` labels its body form-encoded unless told
+        // otherwise; that label is accepted so the plain curl line works.
+        auto media = trim(type->substr(0, type->find(';')));
+        if (!media.empty() && !http::iequals(media, "application/json") &&
+            !http::iequals(media, "application/x-www-form-urlencoded"))
+            return error(415, "Content-Type '" + std::string(*type) +
+                                  "' is not accepted; send the body as application/json");
+    }
+    json body = json::parse(req.body, nullptr, false);
+    if (body.is_discarded()) {
+        parse_error_reader reader;
+        (void)json::sax_parse(req.body, &reader);
+        return error(400, "request body is not JSON: " + reader.reason, "");
+    }
+    return body;
+}
+
+// "unknown key 'x'" (or keys) naming every key of `object` outside `allowed`; nullopt when
+// there is none. Its path is the first such key.
+std::optional<http::response> unknown_keys(const json& object,
+                                           std::initializer_list<std::string_view> allowed) {
+    std::string first, listed;
+    std::size_t count = 0;
+    for (const auto& [key, value] : object.items()) {
+        bool known = false;
+        for (auto a : allowed)
+            known = known || key == a;
+        if (known) continue;
+        if (count++ == 0) first = key;
+        if (!listed.empty()) listed += ", ";
+        listed += "'" + key + "'";
+    }
+    if (count == 0) return std::nullopt;
+    std::string expected;
+    for (auto a : allowed) {
+        if (!expected.empty()) expected += ", ";
+        expected += a;
+    }
+    return error(
+        400, (count == 1 ? "unknown key " : "unknown keys ") + listed + "; allowed: " + expected,
+        first);
+}
+
+std::optional<std::uint64_t> parse_unsigned(std::string_view s) {
+    std::uint64_t n = 0;
+    const char* end = s.data() + s.size();
+    auto [ptr, ec] = std::from_chars(s.data(), end, n);
+    if (s.empty() || ec != std::errc{} || ptr != end) return std::nullopt;
+    return n;
+}
+
+// ---- rules -----------------------------------------------------------------------------
+
+// Default names for the rules of one batch (a JSON array) that have no "name": "rule-<n>",
+// "rule-<n+1>", … from the decider's next one. The decider gives only that one name, and two
+// unnamed rules added together must not share it; names taken by rules that stay, or named in
+// the batch, are skipped, as the decider skips them. "" for a rule that names itself.
+std::vector<std::string> default_names(const faults::decider& d, const json& items,
+                                       bool existing_stay) {
+    std::set<std::string, std::less<>> taken;
+    if (existing_stay)
+        for (const auto& r : d.rules())
+            taken.insert(r.name);
+    auto named = [](const json& item) { return item.is_object() && item.contains("name"); };
+    for (const auto& item : items)
+        if (named(item) && item["name"].is_string()) taken.insert(item["name"].get<std::string>());
+
+    const std::string first = d.next_default_name();
+    constexpr std::string_view prefix = "rule-";
+    std::optional<std::uint64_t> n;
+    if (std::string_view(first).substr(0, prefix.size()) == prefix)
+        n = parse_unsigned(std::string_view(first).substr(prefix.size()));
+
+    std::vector<std::string> out(items.size());
+    std::size_t unnamed = 0;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        if (named(items[i])) continue;
+        if (!n) {
+            // Another format than "rule-<n>": still distinct within the batch.
+            out[i] = unnamed++ == 0 ? first : first + "-" + std::to_string(i);
+            continue;
+        }
+        do {
+            out[i] = std::string(prefix) + std::to_string((*n)++);
+        } while (taken.count(out[i]) != 0);
+    }
+    return out;
+}
+
+// Parses every rule of the array `items` before anything changes; a bad one is a 400 whose
+// path is "<prefix>[i].<key>".
+std::variant<std::vector<faults::rule>, http::response>
+parse_rules(const json& items, const faults::fault_registry& registry,
+            const std::vector<std::string>& names, std::string_view prefix) {
+    std::vector<faults::rule> rules;
+    rules.reserve(items.size());
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        try {
+            rules.push_back(faults::parse_rule(items[i], registry, names[i]));
+        } catch (const faults::rule_error& e) {
+            return error(400, e.message(), index_path(prefix, i, e.path()));
+        }
+    }
+    return rules;
+}
+
+// ---- endpoints -------------------------------------------------------------------------
+
+http::response get_faults(const admin_context& ctx) {
+    const auto& d = decider_of(ctx);
+    json body = json::object();
+    body["seed"] = d.seed();
+    body["max_active_faults"] = cap_json(d.max_active());
+    body["rules"] = rules_json(d.rules());
+    return reply(200, body);
+}
+
+http::response post_faults(const http::request& req, const admin_context& ctx) {
+    auto& d = decider_of(ctx);
+    const auto& registry = registry_of(ctx);
+    auto read = read_body(req);
+    if (auto* res = std::get_if<http::response>(&read)) return std::move(*res);
+    const json& body = std::get<json>(read);
+
+    std::vector<faults::rule> rules;
+    if (body.is_object()) {
+        try {
+            auto names = default_names(d, json::array({body}), true);
+            rules.push_back(faults::parse_rule(body, registry, names[0]));
+        } catch (const faults::rule_error& e) {
+            return error(400, e.message(), e.path());
+        }
+    } else if (body.is_array()) {
+        if (body.empty()) return error(400, "an empty array adds no rule; send one or more", "");
+        auto parsed = parse_rules(body, registry, default_names(d, body, true), "");
+        if (auto* res = std::get_if<http::response>(&parsed)) return std::move(*res);
+        rules = std::move(std::get<std::vector<faults::rule>>(parsed));
+    } else {
+        return error(400, "expected a rule object or an array of them", "");
+    }
+
+    const std::size_t added = rules.size();
+    try {
+        d.add_rules(std::move(rules), now_ms(ctx));
+    } catch (const faults::rule_error& e) {
+        // A duplicate name; nothing was added. The decider names the rule's index in the
+        // batch ("[0].name"), which for a body that is one object is just its key.
+        std::string_view path = e.path();
+        if (body.is_object() && path.substr(0, 3) == "[0]") {
+            path.remove_prefix(3);
+            if (!path.empty() && path.front() == '.') path.remove_prefix(1);
+        }
+        return error(409, e.message(), std::string(path));
+    }
+    json out = json::object();
+    out["rules"] =
+        rules_json(d.rules().end() - static_cast<std::ptrdiff_t>(added), d.rules().end());
+    return reply(201, out);
+}
+
+http::response put_faults(const http::request& req, const admin_context& ctx) {
+    auto& d = decider_of(ctx);
+    const auto& registry = registry_of(ctx);
+    auto read = read_body(req);
+    if (auto* res = std::get_if<http::response>(&read)) return std::move(*res);
+    const json& body = std::get<json>(read);
+
+    // Either a bare array of rules, or an object that may also set the cap.
+    const json* items = &body;
+    std::string prefix;
+    std::optional<std::optional<std::size_t>> cap; // outer nullopt: keep the current cap
+    if (body.is_object()) {
+        if (auto res = unknown_keys(body, {"rules", "max_active_faults"})) return std::move(*res);
+        // Required: a body that only sets the cap would otherwise delete every rule.
+        auto r = body.find("rules");
+        if (r == body.end())
+            return error(400, "required: an array of rules (may be empty)", "rules");
+        if (!r->is_array()) return error(400, "expected an array of rules", "rules");
+        items = &*r;
+        prefix = "rules";
+        if (auto m = body.find("max_active_faults"); m != body.end()) {
+            if (m->is_null()) {
+                cap.emplace(std::nullopt);
+            } else if (m->is_number_unsigned() && m->get<std::uint64_t>() >= 1) {
+                cap.emplace(static_cast<std::size_t>(m->get<std::uint64_t>()));
+            } else {
+                return error(400, "expected an integer >= 1, or null for no cap",
+                             "max_active_faults");
+            }
+        }
+    } else if (!body.is_array()) {
+        return error(400, R"(expected an array of rules or {"rules":[…],"max_active_faults":n})",
+                     "");
+    }
+
+    auto parsed = parse_rules(*items, registry, default_names(d, *items, false), prefix);
+    if (auto* res = std::get_if<http::response>(&parsed)) return std::move(*res);
+    try {
+        d.set_rules(std::move(std::get<std::vector<faults::rule>>(parsed)), now_ms(ctx));
+    } catch (const faults::rule_error& e) {
+        // Duplicate names; set_rules left the old rules in place and the cap is not set yet.
+        return error(409, e.message(), join_path(prefix, e.path()));
+    }
+    if (cap) d.set_max_active(*cap);
+
+    json out = json::object();
+    out["rules"] = rules_json(d.rules());
+    out["max_active_faults"] = cap_json(d.max_active());
+    return reply(200, out);
+}
+
+http::response delete_faults(const admin_context& ctx) {
+    auto& d = decider_of(ctx);
+    const std::size_t removed = d.rules().size();
+    d.clear_rules();
+    json out = json::object();
+    out["removed"] = removed;
+    return reply(200, out);
+}
+
+http::response no_rule(const std::string& name) {
+    return error(404, "no fault rule named '" + name + "'");
+}
+
+http::response get_fault(const std::string& name, const admin_context& ctx) {
+    for (const auto& r : decider_of(ctx).rules())
+        if (r.name == name) return reply(200, r.to_json());
+    return no_rule(name);
+}
+
+http::response delete_fault(const std::string& name, const admin_context& ctx) {
+    if (!decider_of(ctx).remove_rule(name)) return no_rule(name);
+    json out = json::object();
+    out["removed"] = 1;
+    return reply(200, out);
+}
+
+http::response get_seed(const admin_context& ctx) {
+    json out = json::object();
+    out["seed"] = decider_of(ctx).seed();
+    return reply(200, out);
+}
+
+http::response put_seed(const http::request& req, const admin_context& ctx) {
+    auto& d = decider_of(ctx);
+    auto read = read_body(req);
+    if (auto* res = std::get_if<http::response>(&read)) return std::move(*res);
+    const json& body = std::get<json>(read);
+    if (!body.is_object()) return error(400, R"(expected {"seed": N})", "");
+    if (auto res = unknown_keys(body, {"seed"})) return std::move(*res);
+
+    // The decimal string form exists because JSON numbers above 2^53 lose precision in many
+    // clients (JavaScript's among them).
+    const char* expected = "expected an unsigned 64-bit integer, as a number or a decimal string";
+    auto v = body.find("seed");
+    if (v == body.end()) return error(400, std::string("required: ") + expected, "seed");
+    std::optional<std::uint64_t> seed;
+    if (v->is_number_unsigned())
+        seed = v->get<std::uint64_t>();
+    else if (v->is_string())
+        seed = parse_unsigned(v->get_ref<const std::string&>());
+    if (!seed) return error(400, expected, "seed");
+
+    d.set_seed(*seed);
+    json out = json::object();
+    out["seed"] = *seed;
+    return reply(200, out);
+}
+
+http::response get_counters(const admin_context& ctx) {
+    const auto& c = decider_of(ctx).counters();
+    json fault_counts = json::object();
+    fault_counts["by_kind"] = json(c.by_kind);
+    fault_counts["by_action"] = json(c.by_action);
+    fault_counts["by_rule"] = json(c.by_rule);
+    fault_counts["overflow"] = c.overflow;
+    fault_counts["active"] = c.active;
+    fault_counts["decisions"] = c.decisions;
+
+    json out = json::object();
+    out["requests"] = ctx.request_counters ? ctx.request_counters() : json::object();
+    out["faults"] = std::move(fault_counts);
+    out["functions"] = ctx.function_counters ? ctx.function_counters() : json::object();
+    return reply(200, out);
+}
+
+http::response post_counters_reset(const admin_context& ctx) {
+    decider_of(ctx).reset();
+    if (ctx.reset_request_counters) ctx.reset_request_counters();
+    json out = json::object();
+    out["reset"] = true;
+    return reply(200, out);
+}
+
+// The first value of `key` in a raw query string, decoded; nullopt when absent.
+std::optional<std::string> query_value(std::string_view query, std::string_view key) {
+    while (!query.empty()) {
+        auto amp = query.find('&');
+        auto pair = query.substr(0, amp);
+        query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+        auto eq = pair.find('=');
+        if (http::percent_decode(pair.substr(0, eq), true) != key) continue;
+        return eq == std::string_view::npos ? std::string{}
+                                            : http::percent_decode(pair.substr(eq + 1), true);
+    }
+    return std::nullopt;
+}
+
+http::response get_decisions(const http::request& req, const admin_context& ctx) {
+    std::uint64_t since = 0;
+    if (auto v = query_value(req.query(), "since")) {
+        auto n = parse_unsigned(*v);
+        if (!n)
+            return error(400,
+                         "since: expected an unsigned integer (a line number), got '" + *v + "'");
+        since = *n;
+    }
+    json out = json::object();
+    json lines = json::array();
+    if (!ctx.decisions) {
+        out["next"] = since;
+        out["dropped"] = 0;
+    } else {
+        auto recent = ctx.decisions->recent(since, decisions_per_call);
+        out["next"] = recent.next;
+        out["dropped"] = recent.dropped;
+        for (const auto& line : recent.lines) {
+            json j = json::parse(line, nullptr, false);
+            // Every line is written as a JSON object; should one not be, it is still served,
+            // as its text, rather than lost.
+            lines.push_back(j.is_discarded() ? json(line) : std::move(j));
+        }
+    }
+    out["decisions"] = std::move(lines);
+    return reply(200, out);
+}
+
+http::response post_reset(const admin_context& ctx) {
+    auto& d = decider_of(ctx);
+    std::vector<faults::rule> rules;
+    if (ctx.configured_rules) rules = *ctx.configured_rules;
+    d.set_rules(std::move(rules), now_ms(ctx));
+    d.set_max_active(ctx.configured_max_active);
+    d.reset();
+    if (ctx.reset_request_counters) ctx.reset_request_counters();
+    json out = json::object();
+    out["rules"] = rules_json(d.rules());
+    return reply(200, out);
+}
+
+// ---- routing ---------------------------------------------------------------------------
+
+enum class endpoint { faults, fault, seed, counters, counters_reset, decisions, reset };
+
+struct route {
+    endpoint id;
+    std::string_view allow; // the Allow header of a 405
+    std::string name;       // /faults/{name}, decoded
+};
+
+std::optional<route> match(std::string_view path) {
+    if (path == "/faults") return route{endpoint::faults, "GET, POST, PUT, DELETE", {}};
+    if (path == "/seed") return route{endpoint::seed, "GET, PUT", {}};
+    if (path == "/counters") return route{endpoint::counters, "GET", {}};
+    if (path == "/counters/reset") return route{endpoint::counters_reset, "POST", {}};
+    if (path == "/decisions") return route{endpoint::decisions, "GET", {}};
+    if (path == "/reset") return route{endpoint::reset, "POST", {}};
+    constexpr std::string_view fault_prefix = "/faults/";
+    if (path.substr(0, fault_prefix.size()) == fault_prefix) {
+        // One raw segment; a name with '/' in it arrives as %2F.
+        auto segment = path.substr(fault_prefix.size());
+        if (!segment.empty() && segment.find('/') == std::string_view::npos)
+            return route{endpoint::fault, "GET, DELETE", http::percent_decode(segment)};
+    }
+    return std::nullopt;
+}
+
+bool allows(std::string_view allow, std::string_view method) {
+    while (!allow.empty()) {
+        auto comma = allow.find(", ");
+        if (allow.substr(0, comma) == method) return true;
+        allow = comma == std::string_view::npos ? std::string_view{} : allow.substr(comma + 2);
+    }
+    return false;
+}
+
+http::response dispatch(const http::request& req, admin_context& ctx) {
+    const std::string_view path = req.path();
+    auto r = match(path);
+    if (!r)
+        return error(404, "no such admin endpoint: " + req.method + " " + std::string(path) +
+                              "; see GET /faults, /counters, /decisions, /seed");
+    const std::string& m = req.method;
+    if (!allows(r->allow, m)) {
+        auto res = error(405, "method " + m + " is not allowed on " + std::string(path) +
+                                  "; allowed: " + std::string(r->allow));
+        res.set("Allow", std::string(r->allow));
+        return res;
+    }
+    switch (r->id) {
+    case endpoint::faults:
+        if (m == "GET") return get_faults(ctx);
+        if (m == "POST") return post_faults(req, ctx);
+        if (m == "PUT") return put_faults(req, ctx);
+        return delete_faults(ctx);
+    case endpoint::fault:
+        return m == "GET" ? get_fault(r->name, ctx) : delete_fault(r->name, ctx);
+    case endpoint::seed:
+        return m == "GET" ? get_seed(ctx) : put_seed(req, ctx);
+    case endpoint::counters:
+        return get_counters(ctx);
+    case endpoint::counters_reset:
+        return post_counters_reset(ctx);
+    case endpoint::decisions:
+        return get_decisions(req, ctx);
+    case endpoint::reset:
+        return post_reset(ctx);
+    }
+    throw std::logic_error("unrouted admin endpoint");
+}
+
+} // namespace
+
+json request_outcomes::to_json() const {
+    json out = json::object();
+    out["served"] = served;
+    out["injected_fault"] = injected_fault;
+    out["handler_error"] = handler_error;
+    out["emulator_error"] = emulator_error;
+    return out;
+}
+
+http::response handle(const http::request& req, admin_context& ctx) {
+    // Anything thrown here is a defect in coldbrew, not in the request; the client still gets
+    // an answer and the loop keeps running.
+    try {
+        return dispatch(req, ctx);
+    } catch (const std::exception& e) {
+        return error(500, std::string("internal error in the admin API: ") + e.what());
+    } catch (...) {
+        return error(500, "internal error in the admin API");
+    }
+}
+
+} // namespace coldbrew::admin

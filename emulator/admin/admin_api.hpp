@@ -1,0 +1,84 @@
+#pragma once
+// The admin API (default 127.0.0.1:3002): what a test drives at run time, in the spirit of
+// Toxiproxy's HTTP API. JSON in, JSON out; a bad rule is a 4xx naming the key, and a request
+// that fails changes nothing (a batch of rules is added all or nothing).
+//
+//   GET    /faults              {"seed":N,"max_active_faults":N|null,"rules":[rule…]}
+//   POST   /faults              a rule object or an array of them → 201 {"rules":[added…]}
+//   PUT    /faults              {"rules":[…],"max_active_faults":N|null} or an array:
+//                               replaces every rule (an absent max_active_faults keeps the
+//                               cap) → 200 {"rules":[…],"max_active_faults":N|null}
+//   DELETE /faults              removes every rule → 200 {"removed":n}
+//   GET    /faults/{name}       200 rule | 404
+//   DELETE /faults/{name}       200 {"removed":1} | 404
+//   GET    /seed                {"seed":N}
+//   PUT    /seed                {"seed":N} (N an unsigned 64-bit integer, or its decimal
+//                               string) → 200; restarts every rule's request counting
+//   GET    /counters            {"requests":{"gateway":{…},"invoke":{…}},
+//                                "faults":{"by_kind":{},"by_action":{},"by_rule":{},
+//                                          "overflow":n,"active":n,"decisions":n},
+//                                "functions":{"<name>":{pool counters}}}
+//   POST   /counters/reset      zeroes request and fault counters, restarts counting → 200
+//   GET    /decisions?since=N   {"next":M,"dropped":D,"decisions":[line objects…]}: decision-
+//                               log lines from number N (0-based, default 0) on, oldest
+//                               first, at most 10,000 per call; `next` is the number to ask
+//                               for next; `dropped` counts lines that left the buffer
+//   POST   /reset               back to the start: the rules coldbrew.yaml configured, zeroed
+//                               counters, counting restarted (seed kept) → 200
+//
+// Errors: 400 {"message":"…","path":"[1].fault.status"} for bad JSON or a bad rule (path is
+// the key path inside the body; "" for the body itself), 404 {"message":"…"} for an unknown
+// rule or endpoint, 405 for a known endpoint with another method, 409 for a duplicate rule
+// name, 415 when a body is sent with a Content-Type other than application/json. A missing
+// Content-Type, and application/x-www-form-urlencoded (what `curl -d` labels any body), are
+// read as JSON too.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "emulator/http/message.hpp"
+#include "emulator/telemetry/decision_log.hpp"
+#include "models/faults/faults.hpp"
+
+namespace coldbrew::admin {
+
+// How requests ended, per front end (architecture principle 6): exactly one per request.
+struct request_outcomes {
+    // Answered as AWS would without a fault: the function's result, or the gateway's or
+    // Lambda's own answer that is not the handler's doing (no route, a modeled throttle, a
+    // payload over the limit, coldbrew shutting down).
+    std::uint64_t served = 0;
+    std::uint64_t injected_fault = 0;  // a fault rule fired (delay and slow_response included)
+    // The handler failed: function error, crash, timeout, a malformed proxy response, or an
+    // integration timeout because the handler was slow.
+    std::uint64_t handler_error = 0;
+    std::uint64_t emulator_error = 0;  // coldbrew could not serve it (a bug: expected 0)
+    nlohmann::json to_json() const;
+};
+
+// What the handler reads and changes; all owned by the caller (the app), all on the loop.
+struct admin_context {
+    models::faults::decider* faults = nullptr;
+    const models::faults::fault_registry* registry = nullptr;
+    // The rules coldbrew.yaml configured (and the SLA rules), for POST /reset.
+    const std::vector<models::faults::rule>* configured_rules = nullptr;
+    std::optional<std::size_t> configured_max_active;
+    const telemetry::decision_log* decisions = nullptr;  // its recent() buffer
+    std::function<double()> now_ms;                     // wall ms, the decider's clock
+    // The request outcome counters, and how to zero them.
+    std::function<nlohmann::json()> request_counters;   // {"gateway":{…},"invoke":{…}}
+    std::function<nlohmann::json()> function_counters;  // {"<name>":{…}}
+    std::function<void()> reset_request_counters;
+};
+
+// Answers one admin request. Never throws.
+http::response handle(const http::request& req, admin_context& ctx);
+
+}  // namespace coldbrew::admin
