@@ -11,7 +11,10 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
+
+#include <nlohmann/json.hpp>
 
 namespace coldbrew::config::detail {
 
@@ -327,6 +330,122 @@ constexpr field<coldbrew_file> gateway_fields[] = {
      }},
 };
 
+// ---- faults: ---------------------------------------------------------------------------
+
+// A percentage written 99.95 or "99.95%", in (0, 100].
+double read_percent(const ynode& v, std::string_view what) {
+    if (!v.is_scalar()) fail(v, std::string(what) + " must be a percentage like 99.95%");
+    std::string text = v.text;
+    if (!text.empty() && text.back() == '%') text.pop_back();
+    double x = 0;
+    const auto* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, x);
+    if (ec != std::errc() || ptr != end || !std::isfinite(x) || !(x > 0.0) || x > 100.0)
+        fail(v, std::string(what) + " must be a percentage greater than 0 and at most 100, got " +
+                    v.text);
+    return x;
+}
+
+// YAML 1.2 core schema typing for an unquoted scalar, as JSON.
+nlohmann::json scalar_json(const ynode& n) {
+    if (n.quoted) return n.text;
+    const std::string& t = n.text;
+    if (t == "true" || t == "True" || t == "TRUE") return true;
+    if (t == "false" || t == "False" || t == "FALSE") return false;
+    if (t.empty() || t == "~" || t == "null" || t == "Null" || t == "NULL") return nullptr;
+    const auto* end = t.data() + t.size();
+    std::int64_t i = 0;
+    if (auto [p, ec] = std::from_chars(t.data(), end, i); ec == std::errc() && p == end) return i;
+    std::uint64_t u = 0;
+    if (auto [p, ec] = std::from_chars(t.data(), end, u); ec == std::errc() && p == end) return u;
+    double d = 0;
+    if (auto [p, ec] = std::from_chars(t.data(), end, d);
+        ec == std::errc() && p == end && std::isfinite(d))
+        return d;
+    return t;
+}
+
+// The rule item as JSON, recording where each key path's value (and key) was written.
+nlohmann::json rule_json(const ynode& n, const std::string& path,
+                         std::map<std::string, source_location>& positions) {
+    positions.emplace(path, n.where);
+    switch (n.type) {
+    case ynode::kind::scalar: return scalar_json(n);
+    case ynode::kind::sequence: {
+        auto out = nlohmann::json::array();
+        for (std::size_t i = 0; i < n.items.size(); ++i)
+            out.push_back(rule_json(n.items[i], path + "[" + std::to_string(i) + "]", positions));
+        return out;
+    }
+    case ynode::kind::map: {
+        auto out = nlohmann::json::object();
+        for (const auto& m : n.members) {
+            const std::string child = path.empty() ? m.key : path + "." + m.key;
+            // An unknown key is reported at the key itself.
+            positions.emplace(child + "#key", m.key_where);
+            out[m.key] = rule_json(m.value, child, positions);
+        }
+        return out;
+    }
+    default: return nullptr;
+    }
+}
+
+constexpr field<fault_settings> sla_fields[] = {
+    {"gateway",
+     [](const ynode& v, fault_settings& out) {
+         if (!v.is_null()) out.sla_gateway_percent = read_percent(v, "faults.sla.gateway");
+     }},
+    {"invoke",
+     [](const ynode& v, fault_settings& out) {
+         if (!v.is_null()) out.sla_invoke_percent = read_percent(v, "faults.sla.invoke");
+     }},
+};
+
+constexpr field<fault_settings> phantom_fields[] = {
+    {"after_share",
+     [](const ynode& v, fault_settings& out) {
+         const double x = expect_double(v, "after_share");
+         if (!(x >= 0.0 && x <= 1.0))
+             fail(v, "after_share must be a number from 0 to 1, got " + v.text);
+         out.phantom_after_share = x;
+     }},
+    {"client_sees",
+     [](const ynode& v, fault_settings& out) {
+         const std::string& c = expect_string(v, "client_sees");
+         if (c != "timeout" && c != "hang" && c != "reset")
+             fail(v, "client_sees must be timeout, hang or reset, got '" + c + "'");
+         out.phantom_client_sees = c;
+     }},
+};
+
+constexpr field<fault_settings> fault_fields[] = {
+    {"max_active_faults",
+     [](const ynode& v, fault_settings& out) {
+         if (v.is_null()) return;
+         out.max_active_faults =
+             static_cast<std::size_t>(expect_int(v, 1, 1'000'000, "max_active_faults"));
+         out.max_active_where = v.where;
+     }},
+    {"sla", [](const ynode& v,
+               fault_settings& out) { parse_section<fault_settings>(v, sla_fields, out); }},
+    {"phantom", [](const ynode& v,
+                   fault_settings& out) { parse_section<fault_settings>(v, phantom_fields, out); }},
+    {"rules",
+     [](const ynode& v, fault_settings& out) {
+         if (v.is_null()) return;
+         const auto& seq = expect_sequence(v, "faults.rules");
+         for (const auto& item : seq.items) {
+             expect_map(item, item.path);
+             fault_rule_text r;
+             r.where = item.where;
+             r.path = item.path;
+             r.json = rule_json(item, "", r.positions).dump();
+             out.rules.push_back(std::move(r));
+         }
+     }},
+};
+
 // ---- top level -------------------------------------------------------------------------
 
 constexpr field<coldbrew_file> top_level[] = {
@@ -404,6 +523,10 @@ constexpr field<coldbrew_file> top_level[] = {
          out.values.decision_log = p;
      }},
     {"functions", parse_functions},
+    {"faults",
+     [](const ynode& v, coldbrew_file& out) {
+         parse_section<fault_settings>(v, fault_fields, out.values.faults);
+     }},
     {"gateway", [](const ynode& v,
                    coldbrew_file& out) { parse_section<coldbrew_file>(v, gateway_fields, out); }},
 };

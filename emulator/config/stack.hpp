@@ -113,6 +113,28 @@ struct function {
 };
 
 // coldbrew's own options (coldbrew.yaml, top-level keys). Ports: 0 = pick a free one.
+// One item of coldbrew.yaml `faults.rules`, kept as JSON text: the rule is parsed against the
+// fault registry once main has built it (config knows positions, not fault kinds).
+struct fault_rule_text {
+    std::string json;      // the YAML item converted to JSON (scalars typed as YAML 1.2 core)
+    source_location where;  // the item
+    std::string path;       // "faults.rules[2]"
+    // Key path inside the rule ("fault.status", "headers.x-id", "nth") → where its value is.
+    std::map<std::string, source_location> positions;
+};
+
+// coldbrew.yaml `faults:`. Everything is off unless configured.
+struct fault_settings {
+    std::optional<std::size_t> max_active_faults;  // nullopt: unlimited
+    source_location max_active_where;
+    // Phantom requests at an SLA's rate (percent in (0, 100]): gateway = API Gateway,
+    // invoke = the Lambda Invoke endpoint. nullopt: none.
+    std::optional<double> sla_gateway_percent, sla_invoke_percent;
+    double phantom_after_share = 0.5;          // share of SLA phantoms that are phantom-after
+    std::string phantom_client_sees = "timeout";  // timeout | hang | reset
+    std::vector<fault_rule_text> rules;
+};
+
 struct settings {
     std::string host = "127.0.0.1";
     int gateway_port = 3000;
@@ -133,6 +155,7 @@ struct settings {
     source_location account_concurrency_where;
     // File the model's decisions are written to (absolute; its directory exists).
     std::optional<std::filesystem::path> decision_log;
+    fault_settings faults;
 };
 
 struct stack {
@@ -191,6 +214,10 @@ struct load_options {
 //     distributions in the text form of models/distribution/distribution.hpp, e.g.
 //     "lognormal(median=140ms, p99=190ms)"; errors point at the offending character.
 //   gateway: {integration_timeout_ms: 50..900000}  (every route)
+//   faults: {max_active_faults: 1..1000000,
+//            sla: {gateway: percent, invoke: percent}   (0 < x <= 100; "99.95%" or 99.95),
+//            phantom: {after_share: 0..1, client_sees: timeout | hang | reset},
+//            rules: [rule, …]}  (models/faults/faults.hpp; parsed by parse_fault_rules)
 // Provisioned concurrency above reserved concurrency is an error wherever the two values
 // come from (AWS rejects it at deploy: PutProvisionedConcurrencyConfig).
 // Template keys coldbrew does not know (and events, layers it does not emulate) are

@@ -1,0 +1,18 @@
+#pragma once
+// coldbrew.yaml's fault rules and SLA phantoms, parsed against the fault registry main built.
+// Kept apart from load_stack because the registry (the fault kinds) belongs to main.
+
+#include <vector>
+
+#include "emulator/config/stack.hpp"
+#include "models/faults/faults.hpp"
+
+namespace coldbrew::config {
+
+// The configured rules in file order, then the SLA phantom rules ("sla-gateway",
+// "sla-invoke"). Throws config_error at the offending key (file:line:col and key path, e.g.
+// "faults.rules[1].fault.status") for a bad rule or a duplicate name.
+std::vector<models::faults::rule> parse_fault_rules(const fault_settings& faults,
+                                                    const models::faults::fault_registry& registry);
+
+}  // namespace coldbrew::config
