@@ -4,6 +4,11 @@
 
 #include <chrono>
 
+#include <list>
+
+#include <nlohmann/json.hpp>
+
+#include "emulator/functions/service_errors.hpp"
 #include "emulator/gateway/gateway.hpp"
 #include "emulator/invoke/invoke_api.hpp"
 #include "models/random/random_source.hpp"
@@ -13,7 +18,103 @@ namespace coldbrew::app {
 namespace {
 // API Gateway payload quota: 10 MB (shared spec §4.6 [APIGW-LIMITS]).
 constexpr std::size_t gateway_max_payload_bytes = 10 * 1024 * 1024;
+
+namespace mf = models::faults;
+using action = mf::plan::action;
+
+// A one-shot loop timer owned by a request; closing is deferred to libuv, so it may be
+// destroyed from inside its own callback.
+class one_shot {
+public:
+    explicit one_shot(uv_loop_t* loop) : timer_(new uv_timer_t) {
+        uv_timer_init(loop, timer_);
+        timer_->data = this;
+    }
+    ~one_shot() {
+        uv_timer_stop(timer_);
+        timer_->data = nullptr;
+        uv_close(reinterpret_cast<uv_handle_t*>(timer_),
+                 [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
+    }
+    one_shot(const one_shot&) = delete;
+    one_shot& operator=(const one_shot&) = delete;
+
+    void start(double ms, std::function<void()> fn) {
+        fn_ = std::move(fn);
+        uv_timer_start(
+            timer_,
+            [](uv_timer_t* t) {
+                auto* self = static_cast<one_shot*>(t->data);
+                if (!self) return;
+                auto fn = std::move(self->fn_);  // may destroy *self
+                if (fn) fn();
+            },
+            static_cast<std::uint64_t>(std::max(0.0, ms) + 0.5), 0);
+    }
+    void stop() {
+        uv_timer_stop(timer_);
+        fn_ = nullptr;
+    }
+
+private:
+    uv_timer_t* timer_;
+    std::function<void()> fn_;
+};
+
+// The header that names an injected fault on any response the client gets because of it.
+constexpr const char* fault_header = "X-Coldbrew-Fault";
+
+std::string fault_header_value(const mf::decision& d) {
+    return d.kind + "; rule=" + d.rule + "; action=" + std::string(mf::to_string(d.p.act));
+}
 }  // namespace
+
+// Hung requests (phantoms whose client sees no answer) wait here until their client leaves
+// or coldbrew stops; the sweep frees them and ends their fault.
+struct app::fault_state {
+    struct hung {
+        http::responder respond;
+        std::uint64_t fault_id;
+    };
+    explicit fault_state(uv_loop_t* loop) : sweep(new uv_timer_t) {
+        uv_timer_init(loop, sweep);
+        sweep->data = this;
+    }
+    ~fault_state() {
+        uv_timer_stop(sweep);
+        sweep->data = nullptr;
+        uv_close(reinterpret_cast<uv_handle_t*>(sweep),
+                 [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
+    }
+    void hold(http::responder r, std::uint64_t id, mf::decider* decider) {
+        owner = decider;
+        waiting.push_back({std::move(r), id});
+        if (!uv_is_active(reinterpret_cast<uv_handle_t*>(sweep)))
+            uv_timer_start(
+                sweep,
+                [](uv_timer_t* t) {
+                    auto* self = static_cast<fault_state*>(t->data);
+                    if (!self) return;
+                    self->waiting.remove_if([self](hung& h) {
+                        if (h.respond.alive()) return false;
+                        self->owner->finished(h.fault_id);
+                        return true;
+                    });
+                    if (self->waiting.empty()) uv_timer_stop(t);
+                },
+                250, 250);
+    }
+    // Shutdown: the servers close the connections; the faults end here.
+    void release_all() {
+        for (auto& h : waiting)
+            if (owner) owner->finished(h.fault_id);
+        waiting.clear();
+        uv_timer_stop(sweep);
+    }
+    uv_timer_t* sweep;
+    std::list<hung> waiting;
+    mf::decider* owner = nullptr;
+};
 
 struct app::gateway_state {
     explicit gateway_state(const config::stack& s) : routes(s) {}
@@ -21,8 +122,6 @@ struct app::gateway_state {
     std::uint64_t next_request_index = 0;
     config::api_kind default_kind = config::api_kind::rest;
 };
-
-namespace {
 
 // One request in flight through the gateway: answered by the function's result or by the
 // integration timeout, whichever comes first.
@@ -32,33 +131,54 @@ struct pending_request : std::enable_shared_from_this<pending_request> {
     gateway::route_match match;
     std::string request_id;
     std::string method, path;
-    uv_timer_t* timer = nullptr;
+    std::unique_ptr<one_shot> timer;  // the integration timeout, or a phantom's wait
+    std::unique_ptr<one_shot> delay;  // an injected delay before the integration
     std::chrono::steady_clock::time_point started;
     const coldbrew::clock* clock = nullptr;
     bool answered = false;
+    // The fault decision for this request; its fault ends (decider::finished) when the
+    // client is answered or its connection reset.
+    mf::decision fault;
+    mf::decider* decider = nullptr;
+    admin::request_outcomes* outcomes = nullptr;
 
-    ~pending_request() { close_timer(); }
+    bool injected() const { return fault.p.injects(); }
 
-    void close_timer() {
-        if (!timer) return;
-        uv_timer_stop(timer);
-        timer->data = nullptr;
-        uv_close(reinterpret_cast<uv_handle_t*>(timer),
-                 [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
-        timer = nullptr;
+    void end_fault() {
+        if (decider && fault.id) decider->finished(fault.id);
     }
 
-    void answer(http::response res) {
+    // `handler_caused`: the answer reports the handler's failure (error, crash, timeout,
+    // malformed response) rather than a result or the gateway's own refusal.
+    void answer(http::response res, bool handler_caused = false) {
         if (answered) return;
         answered = true;
-        close_timer();
+        timer.reset();
+        delay.reset();
         double ms = std::chrono::duration<double, std::milli>(clock->steady() - started).count();
-        spdlog::info("{} {} {} {:.2f} ms", method, path, res.status, ms);
-        respond(std::move(res));
+        spdlog::info("{} {} {} {:.2f} ms{}", method, path, res.status, ms,
+                     injected() ? "  (fault " + fault.rule + ")" : std::string());
+        if (injected()) {
+            res.set(fault_header, fault_header_value(fault));
+        } else if (outcomes) {
+            ++(handler_caused ? outcomes->handler_error : outcomes->served);
+        }
+        end_fault();
+        http::send_options opts;
+        if (fault.p.act == action::slow_response) opts.bytes_per_s = fault.p.bytes_per_s;
+        respond.send(std::move(res), opts);
+    }
+
+    void reset_connection() {
+        if (answered) return;
+        answered = true;
+        timer.reset();
+        delay.reset();
+        spdlog::info("{} {} connection reset  (fault {})", method, path, fault.rule);
+        end_fault();
+        respond.reset();
     }
 };
-
-}  // namespace
 
 app::app(const config::stack& stack, app_dependencies deps)
     : stack_(stack), deps_(std::move(deps)), supervisor_(deps_.loop, deps_.reaper) {
@@ -99,11 +219,49 @@ app::app(const config::stack& stack, app_dependencies deps)
     drain_timer_ = new uv_timer_t;
     uv_timer_init(deps_.loop, drain_timer_);
     drain_timer_->data = this;
+    built_at_ = deps_.clock->steady();
+    faults_ = std::make_unique<fault_state>(deps_.loop);
+
+    admin_ctx_.faults = deps_.faults;
+    admin_ctx_.registry = deps_.fault_registry;
+    admin_ctx_.configured_rules = &deps_.configured_rules;
+    admin_ctx_.configured_max_active = stack_.settings.faults.max_active_faults;
+    admin_ctx_.decisions = deps_.decisions;
+    admin_ctx_.now_ms = [this] { return fault_clock_ms(); };
+    admin_ctx_.request_counters = [this] {
+        return nlohmann::json{{"gateway", outcomes_gateway_.to_json()},
+                              {"invoke", outcomes_invoke_.to_json()}};
+    };
+    admin_ctx_.function_counters = [this] {
+        auto out = nlohmann::json::object();
+        for (const auto& [name, st] : stats()) {
+            out[name] = {{"invocations", st.invocations},   {"cold_starts", st.cold_starts},
+                         {"throttles", st.throttles},       {"waits", st.waits},
+                         {"function_errors", st.function_errors}, {"timeouts", st.timeouts},
+                         {"evictions", st.evictions},       {"provisioned", st.provisioned},
+                         {"environments", st.environments}};
+        }
+        return out;
+    };
+    admin_ctx_.reset_request_counters = [this] {
+        outcomes_gateway_ = {};
+        outcomes_invoke_ = {};
+    };
+}
+
+double app::fault_clock_ms() const {
+    return std::chrono::duration<double, std::milli>(deps_.clock->steady() - built_at_).count();
+}
+
+void app::record_decision(const mf::decision& d) {
+    if (!d.log_line.empty() && deps_.decisions) deps_.decisions->write(d.log_line);
 }
 
 app::~app() {
     if (gateway_server_) gateway_server_->close();
     if (invoke_server_) invoke_server_->close();
+    if (admin_server_) admin_server_->close();
+    faults_->release_all();
     events_.reset();
     pools_.clear();
     drain_timer_->data = nullptr;
@@ -131,7 +289,16 @@ std::error_code app::start_gateway() {
     gateway_server_ = std::make_unique<http::server>(
         deps_.loop,
         [this](http::request req, http::responder respond) {
-            on_gateway_request(std::move(req), std::move(respond));
+            // No exception crosses a loop callback: a bug answers 500 and is counted.
+            http::responder fallback = respond;  // copies share one answer
+            try {
+                on_gateway_request(std::move(req), std::move(respond));
+            } catch (const std::exception& e) {
+                ++outcomes_gateway_.emulator_error;
+                spdlog::error("gateway: internal error: {}", e.what());
+                fallback(gateway::error_response(gateway_->default_kind,
+                                                 gateway::gateway_error::lambda_rejected, ""));
+            }
         },
         std::move(opts));
     return gateway_server_->listen(stack_.settings.host, stack_.settings.gateway_port);
@@ -154,7 +321,14 @@ std::error_code app::start_invoke() {
     invoke_server_ = std::make_unique<http::server>(
         deps_.loop,
         [this](http::request req, http::responder respond) {
-            on_invoke_request(std::move(req), std::move(respond));
+            http::responder fallback = respond;  // copies share one answer
+            try {
+                on_invoke_request(std::move(req), std::move(respond));
+            } catch (const std::exception& e) {
+                ++outcomes_invoke_.emulator_error;
+                spdlog::error("invoke API: internal error: {}", e.what());
+                fallback(invoke::to_response(functions::service_exception("Internal error."), ""));
+            }
         },
         std::move(opts));
     if (auto ec = invoke_server_->listen(stack_.settings.host, stack_.settings.invoke_port))
@@ -166,6 +340,21 @@ std::error_code app::start_invoke() {
 }
 
 int app::invoke_port() const { return invoke_server_ ? invoke_server_->port() : 0; }
+
+std::error_code app::start_admin() {
+    if (!deps_.faults || !deps_.fault_registry) return std::make_error_code(std::errc::invalid_argument);
+    http::server_options opts;
+    opts.body_limit = 1024 * 1024;  // rules, a seed: small documents
+    admin_server_ = std::make_unique<http::server>(
+        deps_.loop,
+        [this](http::request req, http::responder respond) {
+            respond(admin::handle(req, admin_ctx_));
+        },
+        std::move(opts));
+    return admin_server_->listen(stack_.settings.host, stack_.settings.admin_port);
+}
+
+int app::admin_port() const { return admin_server_ ? admin_server_->port() : 0; }
 
 void app::start_provisioned() {
     for (auto& [_, p] : pools_) p->start_provisioned();
@@ -214,25 +403,176 @@ void app::on_invoke_request(http::request req, http::responder respond) {
     }
     switch (call.type) {
     case invoke::invocation_type::dry_run:
+        ++outcomes_invoke_.served;
         respond(invoke::dry_run_ok(id));
         return;
     case invoke::invocation_type::event:
+        // Asynchronous invocations are accepted and queued; faults apply to synchronous
+        // invocations, where a client waits for the answer.
+        ++outcomes_invoke_.served;
         events_->enqueue(pool->function().name, id, std::move(call.payload));
         respond(invoke::accepted_event(id));
         return;
     case invoke::invocation_type::request_response:
         break;
     }
+    invoke_sync(*pool, std::move(call), ctx, std::move(respond));
+}
+
+namespace {
+
+// A synchronous Invoke in flight, with its fault decision.
+struct pending_invoke {
+    invoke::invoke_request call;
+    std::string request_id;
+    http::responder respond;
+    mf::decision fault;
+    mf::decider* decider = nullptr;
+    admin::request_outcomes* outcomes = nullptr;
+    std::unique_ptr<one_shot> timer;
+    bool answered = false;
+
+    bool injected() const { return fault.p.injects(); }
+    void end_fault() {
+        if (decider && fault.id) decider->finished(fault.id);
+    }
+    void answer(http::response res, bool handler_caused = false) {
+        if (answered) return;
+        answered = true;
+        timer.reset();
+        if (injected())
+            res.set(fault_header, fault_header_value(fault));
+        else if (outcomes)
+            ++(handler_caused ? outcomes->handler_error : outcomes->served);
+        end_fault();
+        http::send_options opts;
+        if (fault.p.act == action::slow_response) opts.bytes_per_s = fault.p.bytes_per_s;
+        respond.send(std::move(res), opts);
+    }
+    void reset_connection() {
+        if (answered) return;
+        answered = true;
+        timer.reset();
+        end_fault();
+        respond.reset();
+    }
+};
+
+}  // namespace
+
+void app::invoke_sync(functions::function_pool& pool, invoke::invoke_request call,
+                      const invoke::context& ctx, http::responder respond) {
+    auto p = std::make_shared<pending_invoke>();
+    p->request_id = ctx.request_id;
+    p->respond = std::move(respond);
+    p->decider = deps_.faults;
+    p->outcomes = &outcomes_invoke_;
+    const auto& fn = pool.function();
+    if (deps_.faults) {
+        const std::string route_key = "Invoke " + fn.name;
+        mf::request_facts facts;
+        facts.where = mf::front::invoke;
+        facts.function = fn.name;
+        facts.function_name = fn.function_name;
+        facts.route = route_key;
+        facts.method = "POST";
+        facts.path = "/2015-03-31/functions/" + call.as_given + "/invocations";
+        p->fault = deps_.faults->decide(facts, fault_clock_ms());
+        record_decision(p->fault);
+        if (p->injected()) ++outcomes_invoke_.injected_fault;
+    }
     functions::invocation inv;
     inv.payload = std::move(call.payload);
     inv.client_context = call.client_context;
-    inv.request_id = id;
+    inv.request_id = p->request_id;
     inv.capture_log = call.tail_log;
-    inv.on_done = [respond = std::move(respond),
-                   call = std::move(call)](functions::invocation_result r) mutable {
-        respond(invoke::invocation_response(r, call));
+    p->call = std::move(call);
+
+    auto run = [this, p, &pool, inv = std::move(inv), timeout_s = fn.timeout_s]() mutable {
+        const auto& plan = p->fault.p;
+        const double scale = stack_.settings.time_scale;
+        // Lambda's Invoke has no integration timeout: a lost answer holds the connection for
+        // as long as the function could have run (its timeout, scaled), then answers Lambda's
+        // 500 ServiceException, which SDKs retry. What AWS sends here is not documented; this
+        // is coldbrew's choice.
+        auto lose = [this, p, scale, timeout_s](bool after_result) {
+            switch (p->fault.p.client) {
+            case mf::client_outcome::timeout:
+                p->timer = std::make_unique<one_shot>(deps_.loop);
+                p->timer->start(timeout_s * 1000.0 * scale, [p] {
+                    p->answer(invoke::to_response(
+                        functions::service_exception("The invocation's response was lost."),
+                        p->request_id));
+                });
+                break;
+            case mf::client_outcome::hang:
+                p->answered = true;
+                faults_->hold(std::move(p->respond), p->fault.id, deps_.faults);
+                break;
+            case mf::client_outcome::reset:
+                if (!after_result) p->reset_connection();
+                break;
+            }
+        };
+        switch (plan.act) {
+        case action::phantom_before:
+            lose(false);
+            return;
+        case action::phantom_after: {
+            lose(true);
+            const bool reset_after = plan.client == mf::client_outcome::reset;
+            inv.on_done = [p, reset_after](functions::invocation_result) {
+                if (reset_after) p->reset_connection();
+            };
+            pool.invoke(std::move(inv));
+            return;
+        }
+        case action::gateway_error: {
+            if (plan.status == 429) {
+                p->answer(invoke::throttled("CallerRateLimitExceeded", p->request_id));
+                return;
+            }
+            auto e = functions::service_exception("coldbrew injected a service error.");
+            e.status = plan.status;
+            p->answer(invoke::to_response(e, p->request_id));
+            return;
+        }
+        case action::handler_error: {
+            functions::invocation_result r;
+            r.kind = functions::outcome::function_error;
+            r.request_id = p->request_id;
+            r.error_type = plan.error_type;
+            r.payload = nlohmann::json{{"errorMessage", plan.error_message},
+                                       {"errorType", plan.error_type}}
+                            .dump();
+            p->answer(invoke::invocation_response(r, p->call));
+            return;
+        }
+        case action::throttle:
+            p->answer(invoke::throttled(plan.throttle_reason, p->request_id));
+            return;
+        case action::reset:
+            p->reset_connection();
+            return;
+        case action::function_exit:
+            inv.kill_after_ms = plan.kill_after_ms * scale;
+            break;
+        case action::pass:
+        case action::slow_response:
+            break;
+        }
+        inv.on_done = [p](functions::invocation_result r) {
+            const bool handler_caused = r.kind == functions::outcome::function_error;
+            p->answer(invoke::invocation_response(r, p->call), handler_caused);
+        };
+        pool.invoke(std::move(inv));
     };
-    pool->invoke(std::move(inv));
+    if (p->fault.p.delay_ms > 0) {
+        p->timer = std::make_unique<one_shot>(deps_.loop);
+        p->timer->start(p->fault.p.delay_ms * stack_.settings.time_scale, std::move(run));
+        return;
+    }
+    run();
 }
 
 bool app::invoke(const std::string& function, functions::invocation inv) {
@@ -263,6 +603,8 @@ void app::on_gateway_request(http::request req, http::responder respond) {
     p->method = req.method;
     p->path = std::string(req.path());
     p->respond = std::move(respond);
+    p->outcomes = &outcomes_gateway_;
+    p->decider = deps_.faults;
 
     auto match = gw.routes.match(req.method, req.path());
     if (!match) {
@@ -292,43 +634,143 @@ void app::on_gateway_request(http::request req, http::responder respond) {
     }
     ++gw.next_request_index;
 
-    std::string event = match->route->payload_format_version == "1.0"
-                            ? gateway::build_event_v1(req, *match, info)
-                            : gateway::build_event_v2(req, *match, info);
-
     auto pool_it = pools_.find(match->route->function);
     if (pool_it == pools_.end() || shutting_down_) {
         p->answer(gateway::error_response(kind, gateway::gateway_error::lambda_rejected,
                                           p->request_id));
         return;
     }
+    auto& pool = *pool_it->second;
 
+    // The one decision point: every routed request is decided before anything else happens
+    // to it (Envoy's fault filter sits before the router for the same reason).
+    if (deps_.faults) {
+        const std::string route_key = match->route->path == "$default"
+                                          ? std::string("$default")
+                                          : match->route->method + " " + match->route->path;
+        mf::request_facts facts;
+        facts.where = mf::front::gateway;
+        facts.function = pool.function().name;
+        facts.function_name = pool.function().function_name;
+        facts.route = route_key;
+        facts.method = req.method;
+        facts.path = match->path;
+        facts.headers = &req.headers;
+        p->fault = deps_.faults->decide(facts, fault_clock_ms());
+        record_decision(p->fault);
+        if (p->injected()) ++outcomes_gateway_.injected_fault;
+    }
+
+    std::string event = match->route->payload_format_version == "1.0"
+                            ? gateway::build_event_v1(req, *match, info)
+                            : gateway::build_event_v2(req, *match, info);
     p->req = std::move(req);
     p->match = std::move(*match);
-
-    // Integration timeout: REST 29 s → 504, HTTP API 30 s → 503 (spec §4.5, §6.14). The
-    // function keeps running to its own timeout, as on AWS.
-    p->timer = new uv_timer_t;
-    uv_timer_init(deps_.loop, p->timer);
-    // The invocation's callback owns the request while the timer runs; the request's
-    // destructor clears this pointer.
-    p->timer->data = p.get();
-    uv_timer_start(
-        p->timer,
-        [](uv_timer_t* t) {
-            auto* self = static_cast<pending_request*>(t->data);
-            if (!self) return;
-            self->answer(gateway::error_response(self->match.api->kind,
-                                                 gateway::gateway_error::integration_timeout,
-                                                 self->request_id));
-        },
-        static_cast<std::uint64_t>(std::max<std::int64_t>(1, p->match.route->integration_timeout_ms)),
-        0);
 
     functions::invocation inv;
     inv.payload = std::move(event);
     inv.trace_id = info.trace_id + ";Sampled=0";
     if (info.trace_id.find("Sampled=") != std::string::npos) inv.trace_id = info.trace_id;
+
+    // An injected delay is gateway-side latency before the integration is called, so the
+    // integration timeout starts after it.
+    if (p->fault.p.delay_ms > 0) {
+        p->delay = std::make_unique<one_shot>(deps_.loop);
+        p->delay->start(p->fault.p.delay_ms * stack_.settings.time_scale,
+                        [this, p, &pool, inv = std::move(inv)]() mutable {
+                            if (shutting_down_) {
+                                p->answer(gateway::error_response(
+                                    p->match.api->kind, gateway::gateway_error::lambda_rejected,
+                                    p->request_id));
+                                return;
+                            }
+                            gateway_integrate(p, pool, std::move(inv));
+                        });
+        return;
+    }
+    gateway_integrate(p, pool, std::move(inv));
+}
+
+// The integration: invoke the function (or not, as the fault plan says) and answer.
+void app::gateway_integrate(const std::shared_ptr<pending_request>& p, functions::function_pool& pool,
+                            functions::invocation inv) {
+    const auto kind = p->match.api->kind;
+    const auto& plan = p->fault.p;
+    const double scale = stack_.settings.time_scale;
+    const auto integration_timeout_ms =
+        static_cast<double>(std::max<std::int64_t>(1, p->match.route->integration_timeout_ms));
+
+    // What the client of a lost request sees: the gateway's timeout error when the
+    // integration timeout (scaled: the wait is injected) has passed since now, nothing, or a
+    // reset, per the plan. `after_result`: phantom-after's reset waits for the function.
+    auto lose = [this, p, kind, scale, integration_timeout_ms](bool after_result) {
+        switch (p->fault.p.client) {
+        case mf::client_outcome::timeout:
+            p->timer = std::make_unique<one_shot>(deps_.loop);
+            p->timer->start(integration_timeout_ms * scale, [p, kind] {
+                p->answer(gateway::error_response(kind, gateway::gateway_error::integration_timeout,
+                                                  p->request_id));
+            });
+            break;
+        case mf::client_outcome::hang:
+            p->answered = true;
+            faults_->hold(std::move(p->respond), p->fault.id, deps_.faults);
+            spdlog::info("{} {} held without an answer  (fault {})", p->method, p->path,
+                         p->fault.rule);
+            break;
+        case mf::client_outcome::reset:
+            if (!after_result) p->reset_connection();
+            break;
+        }
+    };
+
+    switch (plan.act) {
+    case action::phantom_before:
+        lose(false);
+        return;
+    case action::gateway_error:
+        p->answer(gateway::status_error_response(kind, plan.status, p->request_id));
+        return;
+    case action::handler_error:
+        // What API Gateway answers when the function reports an error.
+        p->answer(gateway::error_response(kind, gateway::gateway_error::integration_failure,
+                                          p->request_id));
+        return;
+    case action::throttle:
+        // Lambda refused the invoke: behind API Gateway a 500 (spec §4.5).
+        p->answer(gateway::error_response(kind, gateway::gateway_error::lambda_rejected,
+                                          p->request_id));
+        return;
+    case action::reset:
+        p->reset_connection();
+        return;
+    case action::phantom_after: {
+        lose(true);
+        // The function runs and its side effects happen; its answer goes nowhere.
+        const bool reset_after = plan.client == mf::client_outcome::reset;
+        inv.on_done = [p, reset_after](functions::invocation_result) {
+            if (reset_after) p->reset_connection();
+        };
+        pool.invoke(std::move(inv));
+        return;
+    }
+    case action::function_exit:
+        inv.kill_after_ms = plan.kill_after_ms * scale;
+        break;
+    case action::pass:
+    case action::slow_response:
+        break;
+    }
+
+    // Integration timeout: REST 29 s → 504, HTTP API 30 s → 503 (spec §4.5, §6.14). The
+    // function keeps running to its own timeout, as on AWS.
+    p->timer = std::make_unique<one_shot>(deps_.loop);
+    p->timer->start(integration_timeout_ms, [p, kind] {
+        p->answer(gateway::error_response(kind, gateway::gateway_error::integration_timeout,
+                                          p->request_id),
+                  true);
+    });
+
     inv.on_done = [p](functions::invocation_result r) {
         auto kind = p->match.api->kind;
         switch (r.kind) {
@@ -340,25 +782,29 @@ void app::on_gateway_request(http::request req, http::responder respond) {
                 spdlog::warn("{} {}: Execution failed due to configuration error: Malformed "
                              "Lambda proxy response ({})",
                              p->method, p->path, why);
-            p->answer(std::move(res));
+            p->answer(std::move(res), !why.empty());
             break;
         }
         case functions::outcome::function_error:
             p->answer(gateway::error_response(kind, gateway::gateway_error::integration_failure,
-                                              p->request_id));
+                                              p->request_id),
+                      true);
             break;
         case functions::outcome::too_large:
             p->answer(gateway::error_response(kind, gateway::gateway_error::request_too_large,
                                               p->request_id));
             break;
         case functions::outcome::throttled:
-        case functions::outcome::unavailable:
+            p->answer(gateway::error_response(kind, gateway::gateway_error::lambda_rejected,
+                                              p->request_id));
+            break;
+        case functions::outcome::unavailable:  // coldbrew is shutting down
             p->answer(gateway::error_response(kind, gateway::gateway_error::lambda_rejected,
                                               p->request_id));
             break;
         }
     };
-    pool_it->second->invoke(std::move(inv));
+    pool.invoke(std::move(inv));
 }
 
 void app::shutdown(std::uint64_t drain_ms, std::function<void()> done) {
@@ -370,6 +816,9 @@ void app::shutdown(std::uint64_t drain_ms, std::function<void()> done) {
     on_shutdown_done_ = std::move(done);
     if (gateway_server_) gateway_server_->stop_accepting();
     if (invoke_server_) invoke_server_->stop_accepting();
+    if (admin_server_) admin_server_->stop_accepting();
+    // Hung requests are never answered; their connections close with the servers.
+    faults_->release_all();
     // Events waiting for a retry go to their failure destination now; attempts in flight
     // finish (or fail) during the drain and are recorded by the queue.
     events_->shutdown();

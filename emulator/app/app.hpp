@@ -11,15 +11,19 @@
 #include <string>
 #include <system_error>
 
+#include "emulator/admin/admin_api.hpp"
 #include "emulator/config/stack.hpp"
 #include "emulator/functions/function_model.hpp"
 #include "emulator/functions/function_pool.hpp"
 #include "emulator/http/server.hpp"
 #include "emulator/invoke/event_queue.hpp"
+#include "emulator/invoke/invoke_api.hpp"
 #include "emulator/supervisor/reaper.hpp"
 #include "emulator/supervisor/supervisor.hpp"
 
 namespace coldbrew::app {
+
+struct pending_request;
 
 struct app_dependencies {
     uv_loop_t* loop = nullptr;
@@ -30,6 +34,11 @@ struct app_dependencies {
     functions::stack_models* models = nullptr;  // build_models(stack); required
     telemetry::decision_log* decisions = nullptr;  // may be null
     supervisor::cpu_limiter* cpu = nullptr;     // null: CPU share not enforced
+    // The fault decision point (null: no faults, no admin API) and the rules coldbrew.yaml
+    // configured, which the admin API's POST /reset restores.
+    models::faults::decider* faults = nullptr;
+    const models::faults::fault_registry* fault_registry = nullptr;
+    std::vector<models::faults::rule> configured_rules;
     std::filesystem::path runtimes_dir;
     std::vector<std::pair<std::string, std::string>> host_env;
 };
@@ -47,6 +56,10 @@ public:
     // Opens the Lambda Invoke API on settings.host:settings.invoke_port (0 picks a free port).
     std::error_code start_invoke();
     int invoke_port() const;
+    // Opens the admin API on settings.host:settings.admin_port (0 picks a free port).
+    // Requires deps.faults.
+    std::error_code start_admin();
+    int admin_port() const;
     // Starts every function's provisioned environments; call after the listeners are open.
     void start_provisioned();
 
@@ -67,10 +80,23 @@ public:
     // Asynchronous invocations accepted, by function.
     std::vector<std::pair<std::string, invoke::event_queue::stats>> async_stats() const;
 
+    // How requests ended, per front end.
+    const admin::request_outcomes& gateway_outcomes() const noexcept { return outcomes_gateway_; }
+    const admin::request_outcomes& invoke_outcomes() const noexcept { return outcomes_invoke_; }
+
+    struct fault_state;
+
 private:
     void on_gateway_request(http::request req, http::responder respond);
     void on_invoke_request(http::request req, http::responder respond);
+    void invoke_sync(functions::function_pool& pool, invoke::invoke_request call,
+                     const invoke::context& ctx, http::responder respond);
     functions::function_pool* find_pool(std::string_view name);
+    void gateway_integrate(const std::shared_ptr<pending_request>& p,
+                           functions::function_pool& pool, functions::invocation inv);
+    // The fault decision point's clock: milliseconds since the app was built (rule windows).
+    double fault_clock_ms() const;
+    void record_decision(const models::faults::decision& d);
 
     const config::stack& stack_;
     app_dependencies deps_;
@@ -80,12 +106,17 @@ private:
     std::unique_ptr<gateway_state> gateway_;
     std::unique_ptr<http::server> gateway_server_;
     std::unique_ptr<http::server> invoke_server_;
+    std::unique_ptr<http::server> admin_server_;
+    std::unique_ptr<fault_state> faults_;
+    admin::request_outcomes outcomes_gateway_, outcomes_invoke_;
     std::unique_ptr<invoke::event_queue> events_;
     std::uint64_t next_invoke_index_ = 0;
     uv_timer_t* drain_timer_ = nullptr;
     std::function<void()> on_shutdown_done_;
     std::uint64_t drain_deadline_ms_ = 0;
     bool shutting_down_ = false;
+    std::chrono::steady_clock::time_point built_at_;
+    admin::admin_context admin_ctx_;
 };
 
 }  // namespace coldbrew::app

@@ -21,6 +21,7 @@
 #include <sstream>
 
 #include "emulator/app/app.hpp"
+#include "emulator/config/fault_rules.hpp"
 #include "emulator/config/stack.hpp"
 #include "emulator/functions/function_model.hpp"
 #include "emulator/functions/service_errors.hpp"
@@ -159,6 +160,8 @@ struct load_flags {
     std::optional<double> time_scale;
     std::string decision_log;
     std::optional<int> invoke_port;
+    std::optional<int> admin_port;
+    bool realistic_sla = false;
 };
 
 config::stack load(const load_flags& f) {
@@ -169,6 +172,7 @@ config::stack load(const load_flags& f) {
     auto stack = config::load_stack(f.path, o);
     if (f.time_scale) stack.settings.time_scale = *f.time_scale;
     if (f.invoke_port) stack.settings.invoke_port = *f.invoke_port;
+    if (f.admin_port) stack.settings.admin_port = *f.admin_port;
     if (!f.decision_log.empty())
         stack.settings.decision_log = std::filesystem::absolute(f.decision_log);
     return stack;
@@ -297,6 +301,8 @@ struct loop_owner {
 // anything listens or starts.
 struct run_models {
     std::unique_ptr<functions::stack_models> models;
+    models::faults::fault_registry fault_kinds;
+    std::vector<models::faults::rule> fault_rules;  // coldbrew.yaml's, then SLA phantoms
     telemetry::decision_log decisions;
     std::unique_ptr<supervisor::cpu_limiter> cpu;
     std::string cpu_note;
@@ -327,8 +333,19 @@ void check_decision_log_path(const config::stack& stack) {
                                                 "directory; choose another path");
 }
 
-void build_run_models(const config::stack& stack, run_models& rm) {
+// --realistic-sla: every front end loses requests at its service's published SLA, unless
+// coldbrew.yaml set a rate of its own.
+void apply_realistic_sla(config::stack& stack, const models::profile& profile) {
+    auto& f = stack.settings.faults;
+    if (!f.sla_gateway_percent) f.sla_gateway_percent = profile.availability_percent.at("api_gateway");
+    if (!f.sla_invoke_percent) f.sla_invoke_percent = profile.availability_percent.at("lambda");
+}
+
+void build_run_models(config::stack& stack, bool realistic_sla, run_models& rm) {
     rm.models = functions::build_models(stack);
+    models::faults::register_builtin_faults(rm.fault_kinds);
+    if (realistic_sla) apply_realistic_sla(stack, rm.models->profile());
+    rm.fault_rules = config::parse_fault_rules(stack.settings.faults, rm.fault_kinds);
     if (stack.settings.decision_log) {
         check_decision_log_path(stack);
         if (auto ec = rm.decisions.open(*stack.settings.decision_log))
@@ -343,6 +360,31 @@ void build_run_models(const config::stack& stack, run_models& rm) {
                                "); the cold-start model still applies";
 }
 
+// The active fault rules, one line each; faults are off unless configured.
+void print_faults(const models::faults::decider& faults, std::ostream& out) {
+    const auto& rules = faults.rules();
+    if (rules.empty()) {
+        out << "Faults: none (add rules in coldbrew.yaml `faults:` or through the admin API)\n";
+        return;
+    }
+    out << "Faults (" << rules.size() << " rule" << (rules.size() == 1 ? "" : "s");
+    if (faults.max_active()) out << ", at most " << *faults.max_active() << " active";
+    out << "):\n";
+    for (const auto& r : rules) out << "  " << r.describe() << "\n";
+}
+
+void print_outcomes(const char* front, const admin::request_outcomes& o) {
+    const auto total = o.served + o.injected_fault + o.handler_error + o.emulator_error;
+    if (total == 0) return;
+    std::printf("coldbrew: %s: %llu requests: %llu served, %llu injected faults, %llu handler "
+                "errors, %llu emulator errors\n",
+                front, static_cast<unsigned long long>(total),
+                static_cast<unsigned long long>(o.served),
+                static_cast<unsigned long long>(o.injected_fault),
+                static_cast<unsigned long long>(o.handler_error),
+                static_cast<unsigned long long>(o.emulator_error));
+}
+
 int run_up(const load_flags& lf, int port, const std::string& host,
            std::optional<std::uint64_t> seed_flag) {
     config::stack stack = load(lf);
@@ -352,7 +394,10 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     if (seed_flag) stack.settings.seed = seed_flag;
     std::uint64_t seed = stack.settings.seed.value_or(draw_seed());
     run_models rm;
-    build_run_models(stack, rm);
+    build_run_models(stack, lf.realistic_sla, rm);
+    models::faults::decider faults(rm.fault_kinds, seed);
+    faults.set_max_active(stack.settings.faults.max_active_faults);
+    faults.set_rules(rm.fault_rules, 0.0);
 
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     loop_owner lo;
@@ -365,6 +410,7 @@ int run_up(const load_flags& lf, int port, const std::string& host,
 
     app::app_dependencies deps{&lo.loop, &clock, &rng, &sink, ec ? nullptr : &reaper,
                                rm.models.get(), &rm.decisions, rm.cpu.get(),
+                               &faults, &rm.fault_kinds, rm.fault_rules,
                                runtimes_dir(), host_env()};
     auto application = std::make_unique<app::app>(stack, deps);
     if (auto lec = application->start_gateway()) {
@@ -378,6 +424,12 @@ int run_up(const load_flags& lf, int port, const std::string& host,
                      iec.message().c_str());
         return 1;
     }
+    if (auto aec = application->start_admin()) {
+        std::fprintf(stderr, "coldbrew: cannot listen on %s:%d (admin API): %s\n",
+                     stack.settings.host.c_str(), stack.settings.admin_port,
+                     aec.message().c_str());
+        return 1;
+    }
     application->start_provisioned();
     std::string base = "http://" + stack.settings.host + ":" + std::to_string(application->gateway_port());
     std::ostringstream banner;
@@ -388,10 +440,13 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     banner << rm.cpu_note << "\n";
     if (stack.settings.decision_log)
         banner << "Decision log: " << stack.settings.decision_log->string() << "\n";
+    print_faults(faults, banner);
     std::fputs(banner.str().c_str(), stdout);
     std::printf("coldbrew up: gateway listening on %s\n", base.c_str());
     std::printf("coldbrew up: invoke API listening on http://%s:%d\n", stack.settings.host.c_str(),
                 application->invoke_port());
+    std::printf("coldbrew up: admin API listening on http://%s:%d\n", stack.settings.host.c_str(),
+                application->admin_port());
 
     // SIGINT/SIGTERM: drain in-flight invocations for up to 2 s, then end every child.
     // A second signal ends them at once.
@@ -439,6 +494,15 @@ int run_up(const load_flags& lf, int port, const std::string& host,
                     static_cast<unsigned long long>(st.failed),
                     static_cast<unsigned long long>(st.retried));
     }
+    print_outcomes("gateway", application->gateway_outcomes());
+    print_outcomes("invoke API", application->invoke_outcomes());
+    const auto& fc = faults.counters();
+    for (const auto& [kind, n] : fc.by_kind)
+        std::printf("coldbrew: faults: %s injected %llu times\n", kind.c_str(),
+                    static_cast<unsigned long long>(n));
+    if (fc.overflow)
+        std::printf("coldbrew: faults: %llu not injected (max_active_faults reached)\n",
+                    static_cast<unsigned long long>(fc.overflow));
     application.reset();
     uv_run(&lo.loop, UV_RUN_DEFAULT);
     return 0;
@@ -480,7 +544,7 @@ int run_invoke(const load_flags& lf, const std::string& function, const std::str
     }
     std::uint64_t seed = stack.settings.seed.value_or(draw_seed());
     run_models rm;
-    build_run_models(stack, rm);
+    build_run_models(stack, false, rm);
 
     loop_owner lo;
     system_clock_source clock;
@@ -490,6 +554,7 @@ int run_invoke(const load_flags& lf, const std::string& function, const std::str
     supervisor::reaper reaper(&lo.loop, self_exe(), ec);
     app::app_dependencies deps{&lo.loop, &clock, &rng, &sink, ec ? nullptr : &reaper,
                                rm.models.get(), &rm.decisions, rm.cpu.get(),
+                               nullptr, nullptr, {},
                                runtimes_dir(), host_env()};
     auto application = std::make_unique<app::app>(stack, deps);
     int rc = 0;
@@ -578,6 +643,12 @@ int main(int argc, char** argv) {
     up->add_option("--invoke-port", lf.invoke_port,
                    "Lambda Invoke API port (default 3001; 0 picks a free one)")
         ->check(CLI::Range(0, 65535));
+    up->add_option("--admin-port", lf.admin_port,
+                   "Admin API port: fault rules, seed, counters (default 3002; 0 picks a free one)")
+        ->check(CLI::Range(0, 65535));
+    up->add_flag("--realistic-sla", lf.realistic_sla,
+                 "Lose requests at each service's published SLA (API Gateway and Lambda: "
+                 "99.95%) unless coldbrew.yaml sets a rate");
     // CLI11 would wrap -1 round to 2^64-1; a seed is exactly a 64-bit unsigned number.
     const CLI::Validator seed_check(
         [](const std::string& text) -> std::string {
@@ -607,6 +678,7 @@ int main(int argc, char** argv) {
     auto* val = cli.add_subcommand("validate", "Load and check the config; print functions and routes");
     add_load_flags(val);
     val->add_option("path", lf.path, "Template or directory (same as --template)");
+    val->add_flag("--realistic-sla", lf.realistic_sla, "Check with the profile's SLA phantoms on");
 
     cli.add_subcommand("version", "Print coldbrew's version")->fallthrough();
 
@@ -631,9 +703,16 @@ int main(int argc, char** argv) {
         if (cli.got_subcommand("validate")) {
             auto stack = load(lf);
             auto m = functions::build_models(stack);
+            models::faults::fault_registry kinds;
+            models::faults::register_builtin_faults(kinds);
+            if (lf.realistic_sla) apply_realistic_sla(stack, m->profile());
+            models::faults::decider faults(kinds, stack.settings.seed.value_or(0));
+            faults.set_max_active(stack.settings.faults.max_active_faults);
+            faults.set_rules(config::parse_fault_rules(stack.settings.faults, kinds), 0.0);
             print_stack(stack, std::cout, "http://" + stack.settings.host + ":" +
                                               std::to_string(stack.settings.gateway_port));
             print_models(stack, *m, stack.settings.seed.value_or(0), true, std::cout);
+            print_faults(faults, std::cout);
             std::cout << "OK: " << stack.functions.size() << " functions, " << stack.routes.size()
                       << " routes\n";
             return 0;

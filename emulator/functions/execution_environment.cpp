@@ -31,13 +31,16 @@ execution_environment::execution_environment(function_pool& pool, pool_context& 
     init_timer_ = new uv_timer_t;
     uv_timer_init(ctx_.loop, init_timer_);
     init_timer_->data = this;
+    kill_timer_ = new uv_timer_t;
+    uv_timer_init(ctx_.loop, kill_timer_);
+    kill_timer_->data = this;
     // A provisioned environment was initialised before anyone asked: its first invocation
     // is warm and its REPORT has no Init Duration [pricing: provisioned concurrency].
     cold_ = !provisioned_;
 }
 
 execution_environment::~execution_environment() {
-    for (auto* t : {timer_, init_timer_}) {
+    for (auto* t : {timer_, init_timer_, kill_timer_}) {
         t->data = nullptr;
         uv_close(reinterpret_cast<uv_handle_t*>(t),
                  [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
@@ -200,6 +203,18 @@ void execution_environment::deliver() {
     h.client_context = current_->client_context;
     std::string event = current_->payload;
     start_timer(std::chrono::seconds(fn_.timeout_s));
+    if (current_->kill_after_ms) {
+        // An injected crash: the process group dies mid-invocation and the invocation ends
+        // through the same path as a handler that crashed by itself (Runtime.ExitError).
+        uv_timer_start(
+            kill_timer_,
+            [](uv_timer_t* t) {
+                auto* self = static_cast<execution_environment*>(t->data);
+                if (!self || !self->current_ || !self->delivered_) return;
+                self->kill("injected function error");
+            },
+            static_cast<std::uint64_t>(std::max(0.0, *current_->kill_after_ms)), 0);
+    }
     respond(rt::next_response(h, std::move(event)));
 }
 
@@ -264,6 +279,7 @@ void execution_environment::on_runtime_call(http::request req, http::responder r
 void execution_environment::finish(outcome kind, std::string payload, std::string error_type,
                                    std::string status) {
     stop_timer();
+    uv_timer_stop(kill_timer_);
     if (!current_) return;
     // Answering may hand this environment its next invocation at once (from the pool's
     // queue), which resets these; the log lines below are about this one.

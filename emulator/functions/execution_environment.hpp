@@ -69,6 +69,7 @@ private:
     std::unique_ptr<supervisor::process> process_;
     uv_timer_t* timer_ = nullptr;
     uv_timer_t* init_timer_ = nullptr;  // the modeled Init Duration, scaled
+    uv_timer_t* kill_timer_ = nullptr;  // invocation::kill_after_ms
     bool init_gate_open_ = false;       // the modeled init has been waited
     std::string end_reason_;
     bool capturing_ = false;

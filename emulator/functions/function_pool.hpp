@@ -76,6 +76,9 @@ struct invocation {
     bool capture_log = false;    // collect the log lines into invocation_result::log
     std::string trace_id;        // X-Ray trace header; generated when empty
     std::string client_context;  // JSON text (already base64-decoded); may be empty
+    // An injected Runtime.ExitError: the environment's process group is killed this many
+    // real milliseconds after the event is delivered, unless the handler answered first.
+    std::optional<double> kill_after_ms;
     std::function<void(invocation_result)> on_done;  // called exactly once, on the loop
 };
 

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -43,10 +44,9 @@ std::vector<std::string> http_reply::all(const std::string& name) const {
     return out;
 }
 
-http_reply http_request(int port, const std::string& method, const std::string& target,
-                        const std::string& body,
-                        const std::vector<std::pair<std::string, std::string>>& headers,
-                        std::chrono::milliseconds timeout) {
+namespace {
+
+int connect_loopback(int port) {
     int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0) throw std::runtime_error("socket failed");
     sockaddr_in addr{};
@@ -57,6 +57,12 @@ http_reply http_request(int port, const std::string& method, const std::string& 
         ::close(fd);
         throw std::runtime_error("connect to port " + std::to_string(port) + " failed");
     }
+    return fd;
+}
+
+void send_request(int fd, int port, const std::string& method, const std::string& target,
+                  const std::string& body,
+                  const std::vector<std::pair<std::string, std::string>>& headers) {
     std::string req = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) + "\r\n";
     bool has_length = false;
     for (const auto& [k, v] : headers) {
@@ -73,22 +79,29 @@ http_reply http_request(int port, const std::string& method, const std::string& 
         if (n <= 0) break;  // the server may answer early (413) and close
         sent += static_cast<std::size_t>(n);
     }
-    std::string raw;
-    auto deadline = std::chrono::steady_clock::now() + timeout;
+}
+
+enum class read_end { eof, reset, timed_out };
+
+// Reads until EOF, an error or the deadline.
+read_end read_all(int fd, std::string& raw, std::chrono::steady_clock::time_point deadline) {
     char buf[65536];
     for (;;) {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0) {
-            ::close(fd);
-            throw std::runtime_error("timed out waiting for " + method + " " + target);
-        }
+        if (left.count() <= 0) return read_end::timed_out;
         pollfd p{fd, POLLIN, 0};
         if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
         ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
-        if (n <= 0) break;
+        if (n == 0) return read_end::eof;
+        if (n < 0) {
+            if (errno == EINTR || errno == EAGAIN) continue;
+            return errno == ECONNRESET ? read_end::reset : read_end::eof;
+        }
         raw.append(buf, static_cast<std::size_t>(n));
     }
-    ::close(fd);
+}
+
+std::optional<http_reply> parse_reply(std::string raw) {
     // Skip interim 1xx responses (100 Continue).
     while (raw.rfind("HTTP/1.1 1", 0) == 0) {
         auto end = raw.find("\r\n\r\n");
@@ -96,7 +109,7 @@ http_reply http_request(int port, const std::string& method, const std::string& 
         raw.erase(0, end + 4);
     }
     auto head_end = raw.find("\r\n\r\n");
-    if (head_end == std::string::npos) throw std::runtime_error("no HTTP response for " + target);
+    if (head_end == std::string::npos || raw.size() < 12) return std::nullopt;
     http_reply r;
     std::string head = raw.substr(0, head_end);
     r.body = raw.substr(head_end + 4);
@@ -119,6 +132,52 @@ http_reply http_request(int port, const std::string& method, const std::string& 
     return r;
 }
 
+}  // namespace
+
+http_reply http_request(int port, const std::string& method, const std::string& target,
+                        const std::string& body,
+                        const std::vector<std::pair<std::string, std::string>>& headers,
+                        std::chrono::milliseconds timeout) {
+    int fd = connect_loopback(port);
+    send_request(fd, port, method, target, body, headers);
+    std::string raw;
+    auto end = read_all(fd, raw, std::chrono::steady_clock::now() + timeout);
+    ::close(fd);
+    if (end == read_end::timed_out)
+        throw std::runtime_error("timed out waiting for " + method + " " + target);
+    auto r = parse_reply(std::move(raw));
+    if (!r) throw std::runtime_error("no HTTP response for " + target);
+    return *r;
+}
+
+http_attempt_result http_attempt(int port, const std::string& method, const std::string& target,
+                                 const std::string& body,
+                                 const std::vector<std::pair<std::string, std::string>>& headers,
+                                 std::chrono::milliseconds timeout) {
+    const auto start = std::chrono::steady_clock::now();
+    int fd = connect_loopback(port);
+    send_request(fd, port, method, target, body, headers);
+    std::string raw;
+    auto end = read_all(fd, raw, start + timeout);
+    ::close(fd);
+    http_attempt_result out;
+    out.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+    out.bytes = raw.size();
+    switch (end) {
+    case read_end::reset: out.end = http_attempt_result::ending::reset; break;
+    case read_end::timed_out: out.end = http_attempt_result::ending::timed_out; break;
+    case read_end::eof:
+        if (auto r = parse_reply(std::move(raw))) {
+            out.end = http_attempt_result::ending::answered;
+            out.reply = std::move(*r);
+        } else {
+            out.end = http_attempt_result::ending::closed;
+        }
+        break;
+    }
+    return out;
+}
+
 coldbrew_process::coldbrew_process(std::vector<std::string> args, std::map<std::string, std::string> env,
                                    std::string program) {
     int out[2], err[2];
@@ -135,6 +194,11 @@ coldbrew_process::coldbrew_process(std::vector<std::string> args, std::map<std::
     if (program.empty() && !args.empty() && args[0] == "up" &&
         std::find(args.begin(), args.end(), "--invoke-port") == args.end()) {
         args.push_back("--invoke-port");
+        args.push_back("0");
+    }
+    if (program.empty() && !args.empty() && args[0] == "up" &&
+        std::find(args.begin(), args.end(), "--admin-port") == args.end()) {
+        args.push_back("--admin-port");
         args.push_back("0");
     }
     args.insert(args.begin(), program.empty() ? coldbrew_binary() : program);
@@ -214,6 +278,20 @@ int coldbrew_process::wait_for_port(std::chrono::milliseconds timeout) {
     if (!line) throw std::runtime_error("coldbrew did not start; output:\n" + stdout_text() + stderr_text());
     auto colon = line->rfind(':');
     return std::stoi(line->substr(colon + 1));
+}
+
+int coldbrew_process::wait_for_admin_port(std::chrono::milliseconds timeout) {
+    const std::string marker = "admin API listening on http://";
+    auto line = wait_for_line([&](const std::string& l) { return l.find(marker) != std::string::npos; }, timeout);
+    if (!line) throw std::runtime_error("coldbrew's admin API did not start; output:\n" + stdout_text() + stderr_text());
+    return std::stoi(line->substr(line->rfind(':') + 1));
+}
+
+int coldbrew_process::wait_for_invoke_port(std::chrono::milliseconds timeout) {
+    const std::string marker = "invoke API listening on http://";
+    auto line = wait_for_line([&](const std::string& l) { return l.find(marker) != std::string::npos; }, timeout);
+    if (!line) throw std::runtime_error("coldbrew's invoke API did not start; output:\n" + stdout_text() + stderr_text());
+    return std::stoi(line->substr(line->rfind(':') + 1));
 }
 
 std::vector<std::string> coldbrew_process::lines() const {

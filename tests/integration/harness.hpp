@@ -31,6 +31,22 @@ http_reply http_request(int port, const std::string& method, const std::string& 
                         const std::vector<std::pair<std::string, std::string>>& headers = {},
                         std::chrono::milliseconds timeout = std::chrono::seconds(20));
 
+// How one request on a fresh connection ended, for tests of injected faults.
+struct http_attempt_result {
+    enum class ending { answered, reset, timed_out, closed } end = ending::closed;
+    http_reply reply;  // when answered
+    std::chrono::milliseconds elapsed{0};
+    std::size_t bytes = 0;  // response bytes received (all of them when answered)
+};
+
+// Like http_request, but never throws for what a fault does: a connection reset
+// (ECONNRESET), no answer within `timeout` (the client gives up and closes), or a close
+// without a response.
+http_attempt_result http_attempt(int port, const std::string& method, const std::string& target,
+                                 const std::string& body = "",
+                                 const std::vector<std::pair<std::string, std::string>>& headers = {},
+                                 std::chrono::milliseconds timeout = std::chrono::seconds(20));
+
 // A running `coldbrew` child with stdout and stderr captured line by line.
 class coldbrew_process {
 public:
@@ -45,6 +61,10 @@ public:
 
     // For `up`: waits for "gateway listening on http://host:PORT" and returns PORT.
     int wait_for_port(std::chrono::milliseconds timeout = std::chrono::seconds(20));
+    // For `up`: the admin API's port ("admin API listening on http://host:PORT").
+    int wait_for_admin_port(std::chrono::milliseconds timeout = std::chrono::seconds(20));
+    // For `up`: the Invoke API's port.
+    int wait_for_invoke_port(std::chrono::milliseconds timeout = std::chrono::seconds(20));
     // Waits until some output line satisfies pred; returns it.
     std::optional<std::string> wait_for_line(const std::function<bool(const std::string&)>& pred,
                                              std::chrono::milliseconds timeout = std::chrono::seconds(10));
