@@ -123,21 +123,14 @@ struct app::gateway_state {
     config::api_kind default_kind = config::api_kind::rest;
 };
 
-// One request in flight through the gateway: answered by the function's result or by the
-// integration timeout, whichever comes first.
-struct pending_request : std::enable_shared_from_this<pending_request> {
-    http::request req;
+// What every request a fault may touch carries: its answer, its fault decision and the
+// counters it ends in. The fault ends (decider::finished) when the client is answered or its
+// connection reset; exactly one outcome is counted per request.
+struct faulted_request {
     http::responder respond;
-    gateway::route_match match;
-    std::string request_id;
-    std::string method, path;
     std::unique_ptr<one_shot> timer;  // the integration timeout, or a phantom's wait
     std::unique_ptr<one_shot> delay;  // an injected delay before the integration
-    std::chrono::steady_clock::time_point started;
-    const coldbrew::clock* clock = nullptr;
     bool answered = false;
-    // The fault decision for this request; its fault ends (decider::finished) when the
-    // client is answered or its connection reset.
     mf::decision fault;
     mf::decider* decider = nullptr;
     admin::request_outcomes* outcomes = nullptr;
@@ -149,20 +142,16 @@ struct pending_request : std::enable_shared_from_this<pending_request> {
     }
 
     // `handler_caused`: the answer reports the handler's failure (error, crash, timeout,
-    // malformed response) rather than a result or the gateway's own refusal.
-    void answer(http::response res, bool handler_caused = false) {
+    // malformed response) rather than a result or the front end's own refusal.
+    void send(http::response res, bool handler_caused) {
         if (answered) return;
         answered = true;
         timer.reset();
         delay.reset();
-        double ms = std::chrono::duration<double, std::milli>(clock->steady() - started).count();
-        spdlog::info("{} {} {} {:.2f} ms{}", method, path, res.status, ms,
-                     injected() ? "  (fault " + fault.rule + ")" : std::string());
-        if (injected()) {
+        if (injected())
             res.set(fault_header, fault_header_value(fault));
-        } else if (outcomes) {
+        else if (outcomes)
             ++(handler_caused ? outcomes->handler_error : outcomes->served);
-        }
         end_fault();
         http::send_options opts;
         if (fault.p.act == action::slow_response) opts.bytes_per_s = fault.p.bytes_per_s;
@@ -174,9 +163,33 @@ struct pending_request : std::enable_shared_from_this<pending_request> {
         answered = true;
         timer.reset();
         delay.reset();
-        spdlog::info("{} {} connection reset  (fault {})", method, path, fault.rule);
         end_fault();
         respond.reset();
+    }
+};
+
+// One request in flight through the gateway: answered by the function's result or by the
+// integration timeout, whichever comes first.
+struct pending_request : faulted_request, std::enable_shared_from_this<pending_request> {
+    http::request req;
+    gateway::route_match match;
+    std::string request_id;
+    std::string method, path;
+    std::chrono::steady_clock::time_point started;
+    const coldbrew::clock* clock = nullptr;
+
+    void answer(http::response res, bool handler_caused = false) {
+        if (answered) return;
+        double ms = std::chrono::duration<double, std::milli>(clock->steady() - started).count();
+        spdlog::info("{} {} {} {:.2f} ms{}", method, path, res.status, ms,
+                     injected() ? "  (fault " + fault.rule + ")" : std::string());
+        send(std::move(res), handler_caused);
+    }
+
+    void reset_connection() {
+        if (answered) return;
+        spdlog::info("{} {} connection reset  (fault {})", method, path, fault.rule);
+        faulted_request::reset_connection();
     }
 };
 
@@ -422,40 +435,11 @@ void app::on_invoke_request(http::request req, http::responder respond) {
 namespace {
 
 // A synchronous Invoke in flight, with its fault decision.
-struct pending_invoke {
+struct pending_invoke : faulted_request {
     invoke::invoke_request call;
     std::string request_id;
-    http::responder respond;
-    mf::decision fault;
-    mf::decider* decider = nullptr;
-    admin::request_outcomes* outcomes = nullptr;
-    std::unique_ptr<one_shot> timer;
-    bool answered = false;
 
-    bool injected() const { return fault.p.injects(); }
-    void end_fault() {
-        if (decider && fault.id) decider->finished(fault.id);
-    }
-    void answer(http::response res, bool handler_caused = false) {
-        if (answered) return;
-        answered = true;
-        timer.reset();
-        if (injected())
-            res.set(fault_header, fault_header_value(fault));
-        else if (outcomes)
-            ++(handler_caused ? outcomes->handler_error : outcomes->served);
-        end_fault();
-        http::send_options opts;
-        if (fault.p.act == action::slow_response) opts.bytes_per_s = fault.p.bytes_per_s;
-        respond.send(std::move(res), opts);
-    }
-    void reset_connection() {
-        if (answered) return;
-        answered = true;
-        timer.reset();
-        end_fault();
-        respond.reset();
-    }
+    void answer(http::response res, bool handler_caused = false) { send(std::move(res), handler_caused); }
 };
 
 }  // namespace

@@ -86,17 +86,6 @@ std::optional<int> read_concurrency(const ynode& v, std::string_view what) {
     return static_cast<int>(expect_int(v, 0, max_concurrency, what));
 }
 
-// One of `allowed`, or an error listing them.
-std::string read_choice(const ynode& v, std::string_view what,
-                        std::span<const std::string_view> allowed) {
-    const std::string& text = expect_string(v, what);
-    if (std::find(allowed.begin(), allowed.end(), text) != allowed.end()) return text;
-    std::string list;
-    for (std::size_t i = 0; i < allowed.size(); ++i)
-        list += (i == 0 ? "" : i + 1 == allowed.size() ? " or " : ", ") + std::string(allowed[i]);
-    fail(v, std::string(what) + " must be " + list + ", got '" + text + "'" +
-                value_hint(text, allowed));
-}
 
 // Distribution text (models/distribution/distribution.hpp), checked now so a typo fails at
 // start with the position of the offending character, not at the first cold start.
@@ -245,7 +234,7 @@ constexpr field<function_override> function_fields[] = {
     {"package_type",
      [](const ynode& v, function_override& out) {
          static constexpr std::array<std::string_view, 2> types = {"zip", "image"};
-         out.package_type = read_choice(v, "package_type", types);
+         out.package_type = expect_choice(v, "package_type", types);
      }},
     {"vpc",
      [](const ynode& v, function_override& out) {
@@ -264,7 +253,7 @@ constexpr field<function_override> function_fields[] = {
          }
          static constexpr std::array<std::string_view, 3> modes = {"none", "hyperplane",
                                                                    "legacy-eni"};
-         out.vpc_mode = read_choice(v, "vpc", modes);
+         out.vpc_mode = expect_choice(v, "vpc", modes);
      }},
     {"extensions",
      [](const ynode& v, function_override& out) {
@@ -332,19 +321,6 @@ constexpr field<coldbrew_file> gateway_fields[] = {
 
 // ---- faults: ---------------------------------------------------------------------------
 
-// A percentage written 99.95 or "99.95%", in (0, 100].
-double read_percent(const ynode& v, std::string_view what) {
-    if (!v.is_scalar()) fail(v, std::string(what) + " must be a percentage like 99.95%");
-    std::string text = v.text;
-    if (!text.empty() && text.back() == '%') text.pop_back();
-    double x = 0;
-    const auto* end = text.data() + text.size();
-    const auto [ptr, ec] = std::from_chars(text.data(), end, x);
-    if (ec != std::errc() || ptr != end || !std::isfinite(x) || !(x > 0.0) || x > 100.0)
-        fail(v, std::string(what) + " must be a percentage greater than 0 and at most 100, got " +
-                    v.text);
-    return x;
-}
 
 // YAML 1.2 core schema typing for an unquoted scalar, as JSON.
 nlohmann::json scalar_json(const ynode& n) {
@@ -394,11 +370,11 @@ nlohmann::json rule_json(const ynode& n, const std::string& path,
 constexpr field<fault_settings> sla_fields[] = {
     {"gateway",
      [](const ynode& v, fault_settings& out) {
-         if (!v.is_null()) out.sla_gateway_percent = read_percent(v, "faults.sla.gateway");
+         if (!v.is_null()) out.sla_gateway_percent = expect_percent(v, "faults.sla.gateway");
      }},
     {"invoke",
      [](const ynode& v, fault_settings& out) {
-         if (!v.is_null()) out.sla_invoke_percent = read_percent(v, "faults.sla.invoke");
+         if (!v.is_null()) out.sla_invoke_percent = expect_percent(v, "faults.sla.invoke");
      }},
 };
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
+#include <cmath>
 #include <optional>
 #include <utility>
 
@@ -312,6 +314,30 @@ std::optional<api> implicit_api(const std::vector<route>& routes, std::string_vi
     a.kind = kind;
     a.where = first->where;
     return a;
+}
+
+std::string expect_choice(const ynode& v, std::string_view what,
+                          std::span<const std::string_view> allowed) {
+    const std::string& text = expect_string(v, what);
+    if (std::find(allowed.begin(), allowed.end(), text) != allowed.end()) return text;
+    std::string list;
+    for (std::size_t i = 0; i < allowed.size(); ++i)
+        list += (i == 0 ? "" : i + 1 == allowed.size() ? " or " : ", ") + std::string(allowed[i]);
+    fail(v, std::string(what) + " must be " + list + ", got '" + text + "'" +
+                value_hint(text, allowed));
+}
+
+double expect_percent(const ynode& v, std::string_view what) {
+    if (!v.is_scalar()) fail(v, std::string(what) + " must be a percentage such as 99.95%");
+    std::string text = v.text;
+    if (!text.empty() && text.back() == '%') text.pop_back();
+    double x = 0;
+    const auto* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, x);
+    if (ec != std::errc() || ptr != end || !std::isfinite(x) || !(x > 0.0) || x > 100.0)
+        fail(v, std::string(what) + " must be a percentage greater than 0 and at most 100, got " +
+                    v.text);
+    return x;
 }
 
 } // namespace coldbrew::config::detail

@@ -84,6 +84,13 @@ std::optional<api> implicit_api(const std::vector<route>& routes, std::string_vi
 // For values (an event type), where a quoted suggestion would read like a key.
 std::string value_hint(std::string_view word, std::span<const std::string_view> candidates);
 
+// One of `allowed`, or an error at `v` listing them (with a "did you mean").
+std::string expect_choice(const ynode& v, std::string_view what,
+                          std::span<const std::string_view> allowed);
+
+// A percentage written 99.95 or "99.95%", in (0, 100] (an SLA, an availability).
+double expect_percent(const ynode& v, std::string_view what);
+
 // Warnings, one per occurrence, for API features a template declares and coldbrew does not
 // emulate yet, in the same words for both template formats.
 void warn_cors_not_emulated(const ymember& key, const std::string& path,

@@ -388,9 +388,8 @@ void stamp_request_id(http::response& res, config::api_kind kind, const std::str
         res.set("Apigw-Requestid", request_id); // HTTP API: same value as requestId
 }
 
-http::response error_response(config::api_kind kind, gateway_error error,
+http::response error_response(config::api_kind kind, const error_shape& shape,
                               const std::string& request_id) {
-    error_shape shape = shape_of(kind, error);
     http::response res;
     res.status = shape.status;
     res.body = shape.body;
@@ -399,6 +398,11 @@ http::response error_response(config::api_kind kind, gateway_error error,
     if (shape.error_type) res.add("x-amzn-ErrorType", shape.error_type);
     stamp_request_id(res, kind, request_id);
     return res;
+}
+
+http::response error_response(config::api_kind kind, gateway_error error,
+                              const std::string& request_id) {
+    return error_response(kind, shape_of(kind, error), request_id);
 }
 
 http::response status_error_response(config::api_kind kind, int status,
@@ -427,13 +431,7 @@ http::response status_error_response(config::api_kind kind, int status,
     default: throw std::invalid_argument("no gateway error body for status " +
                                          std::to_string(status));
     }
-    http::response res;
-    res.status = shape.status;
-    res.body = shape.body;
-    res.add("Content-Type", "application/json");
-    if (shape.error_type) res.add("x-amzn-ErrorType", shape.error_type);
-    stamp_request_id(res, kind, request_id);
-    return res;
+    return error_response(kind, shape, request_id);
 }
 
 http::response map_response(std::string_view output, const http::request& req, const route_match& m,
