@@ -145,6 +145,7 @@ double normal_quantile(double p) {
 //   uniform     {lo, hi}
 //   normal      {mean, stddev}
 //   lognormal   {median, p99, sigma}
+//   exponential {mean}
 //   percentiles {z_0 … z_{n-1}, slope_0 … slope_{n-2}}  (slope: d ln(value) / dz per segment)
 //   empirical   {}                                       (points_ only)
 //   mixture     {weight as given, …}                     (parts_ hold normalised weights)
@@ -188,6 +189,15 @@ distribution distribution::lognormal(double median, double p99) {
     distribution d;
     d.kind_ = kind::lognormal;
     d.a_ = {median, p99, std::log(p99 / median) / normal_quantile(0.99)};
+    return d;
+}
+
+distribution distribution::exponential(double mean) {
+    require_finite("exponential", "mean", mean);
+    if (!(mean > 0.0)) invalid("exponential: mean (" + num(mean) + ") must be > 0");
+    distribution d;
+    d.kind_ = kind::exponential;
+    d.a_ = {mean};
     return d;
 }
 
@@ -290,6 +300,9 @@ double distribution::sample(draw& d) const {
         return a_[0] + a_[1] * normal_quantile(d.open_uniform());
     case kind::lognormal:
         return a_[0] * std::exp(a_[2] * normal_quantile(d.open_uniform()));
+    case kind::exponential:
+        // 1 - u is in (0, 1]: log never sees 0.
+        return -a_[0] * std::log1p(-d.uniform());
     case kind::percentiles:
         return quantile(d.open_uniform());
     case kind::empirical:
@@ -329,6 +342,8 @@ double distribution::quantile(double q) const {
     case kind::lognormal:
         if (a_[2] == 0.0) return a_[0];
         return a_[0] * std::exp(a_[2] * normal_quantile(q));
+    case kind::exponential:
+        return q == 1.0 ? infinity : -a_[0] * std::log1p(-q);
     case kind::percentiles: {
         // value = v_i * exp(slope * (z - z_i)) from the nearest given point at or below z,
         // which is exact at every given point.
@@ -391,6 +406,8 @@ double distribution::cdf(double x) const {
         if (x <= 0.0) return 0.0;
         if (a_[2] == 0.0) return x >= a_[0] ? 1.0 : 0.0;
         return normal_cdf(std::log(x / a_[0]) / a_[2]);
+    case kind::exponential:
+        return x <= 0.0 ? 0.0 : -std::expm1(-x / a_[0]);
     case kind::percentiles: {
         if (x <= 0.0) return 0.0;
         const std::size_t n = points_.size();
@@ -434,6 +451,8 @@ std::string distribution::to_string() const {
         return "normal(mean=" + ms(a_[0]) + ", stddev=" + ms(a_[1]) + ")";
     case kind::lognormal:
         return "lognormal(median=" + ms(a_[0]) + ", p99=" + ms(a_[1]) + ")";
+    case kind::exponential:
+        return "exponential(mean=" + ms(a_[0]) + ")";
     case kind::percentiles:
         out = "percentiles(";
         for (std::size_t i = 0; i < points_.size(); ++i) {

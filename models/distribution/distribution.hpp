@@ -9,6 +9,7 @@
 //   uniform(5min, 7min)                        uniform in [lo, hi)
 //   normal(mean=100ms, stddev=10ms)            may be negative; duration users clamp at 0
 //   lognormal(median=140ms, p99=190ms)         sigma = ln(p99/median) / z(0.99)
+//   exponential(mean=10ms)                     memoryless service time (M/M/c queues)
 //   percentiles(p50=142ms, p95=168ms, p99=190ms)
 //        piecewise log-normal through the given quantiles: between two given points the
 //        log of the value is linear in z = Φ⁻¹(q); below the lowest and above the highest
@@ -60,13 +61,14 @@ private:
 
 class distribution {
 public:
-    enum class kind { fixed, uniform, normal, lognormal, percentiles, empirical, mixture };
+    enum class kind { fixed, uniform, normal, lognormal, percentiles, empirical, mixture, exponential };
 
     distribution();  // fixed(0)
     static distribution fixed(double value);
     static distribution uniform(double lo, double hi);             // lo <= hi
     static distribution normal(double mean, double stddev);        // stddev >= 0
     static distribution lognormal(double median, double p99);      // 0 < median <= p99
+    static distribution exponential(double mean);                  // mean > 0
     // (quantile in (0,1), value > 0), both strictly increasing, >= 2 points.
     static distribution percentiles(std::vector<std::pair<double, double>> points);
     // (quantile in [0,1], value), first q = 0, last q = 1, q strictly and value weakly

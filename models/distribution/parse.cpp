@@ -13,7 +13,7 @@ namespace coldbrew::models {
 namespace {
 
 constexpr const char* kind_list =
-    "fixed, uniform, normal, lognormal, percentiles, empirical, mixture";
+    "fixed, uniform, normal, lognormal, exponential, percentiles, empirical, mixture";
 constexpr const char* duration_hint = "a duration such as 120ms, 1.5s, 5min or 2h";
 // Deep enough for any real profile; bounds the recursion on text from the admin API.
 constexpr int max_nesting = 32;
@@ -179,8 +179,9 @@ private:
         std::string kind(name(false));
         if (kind.empty())
             fail(start, std::string("expected a distribution (one of ") + kind_list + ")");
-        static const char* const kinds[] = {"fixed",       "uniform",   "normal", "lognormal",
-                                            "percentiles", "empirical", "mixture"};
+        static const char* const kinds[] = {"fixed",       "uniform",   "normal",
+                                            "lognormal",   "exponential", "percentiles",
+                                            "empirical",   "mixture"};
         if (std::find(std::begin(kinds), std::end(kinds), kind) == std::end(kinds))
             fail(start, "unknown distribution '" + kind + "' (expected one of " + kind_list + ")");
         expect('(', "expected '(' after " + kind);
@@ -189,6 +190,7 @@ private:
             if (kind == "uniform") return parse_uniform();
             if (kind == "normal") return parse_normal();
             if (kind == "lognormal") return parse_lognormal();
+            if (kind == "exponential") return parse_exponential();
             if (kind == "percentiles") return parse_percentiles();
             if (kind == "empirical") return parse_empirical();
             return parse_mixture(depth);
@@ -257,6 +259,11 @@ private:
     distribution parse_lognormal() {
         auto a = named_args("lognormal", {"median", "p99"});
         return distribution::lognormal(a[0], a[1]);
+    }
+
+    distribution parse_exponential() {
+        auto a = named_args("exponential", {"mean"});
+        return distribution::exponential(a[0]);
     }
 
     // "p50" -> 0.5, "p99.9" -> 0.999; nullopt unless 'p' then a number strictly in (0, 100).

@@ -547,7 +547,7 @@ TEST_CASE("parse: errors give the byte offset and what was expected", "[unit]") 
         std::size_t offset;
         std::string message;
     };
-    const std::string kinds = "fixed, uniform, normal, lognormal, percentiles, empirical, mixture";
+    const std::string kinds = "fixed, uniform, normal, lognormal, exponential, percentiles, empirical, mixture";
     const std::string durations = "a duration such as 120ms, 1.5s, 5min or 2h";
     const std::vector<error_case> cases = {
         {"", 0, "expected a distribution (one of " + kinds + ")"},
@@ -719,4 +719,19 @@ TEST_CASE("parse_duration_ms: units ms, s, min, h; bare numbers are ms", "[unit]
     e = duration_error("1.2.3");
     CHECK(e.offset == 3);
     CHECK(e.message == "unexpected '.' after the duration (expected end of text)");
+}
+
+TEST_CASE("distribution: exponential", "[unit]") {
+    const distribution d = parse_distribution("exponential(mean=10ms)");
+    CHECK(d.type() == distribution::kind::exponential);
+    CHECK(d.quantile(0.5) == Approx(10.0 * std::log(2.0)));
+    CHECK(d.cdf(10.0) == Approx(1.0 - std::exp(-1.0)));
+    CHECK(d.to_string() == "exponential(mean=10ms)");
+    CHECK(parse_distribution(d.to_string()).to_string() == d.to_string());
+    random_source rng(7);
+    double sum = 0;
+    const int n = 20000;
+    for (int i = 0; i < n; ++i) sum += d.sample(rng, "s", "k", static_cast<std::uint64_t>(i));
+    CHECK(sum / n == Approx(10.0).epsilon(0.03));
+    CHECK_THROWS_AS(distribution::exponential(0), std::invalid_argument);
 }
