@@ -25,6 +25,7 @@
 #include "emulator/config/stack.hpp"
 #include "emulator/functions/function_model.hpp"
 #include "emulator/functions/service_errors.hpp"
+#include "emulator/sim_cli/sim_command.hpp"
 #include "emulator/supervisor/cgroup.hpp"
 #include "emulator/supervisor/reaper.hpp"
 #include "emulator/telemetry/decision_log.hpp"
@@ -682,6 +683,9 @@ int main(int argc, char** argv) {
 
     cli.add_subcommand("version", "Print coldbrew's version")->fallthrough();
 
+    sim_cli::sim_options sim_opts;
+    sim_cli::add_sim_command(cli, sim_opts);
+
     try {
         cli.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -718,6 +722,7 @@ int main(int argc, char** argv) {
             return 0;
         }
         if (cli.got_subcommand("up")) return run_up(lf, port, host, seed);
+        if (cli.got_subcommand("sim")) return sim_cli::run_sim(sim_opts);
         if (cli.got_subcommand("invoke")) return run_invoke(lf, function, event_file, event_json, seed);
     } catch (const config::config_error& e) {
         std::fprintf(stderr, "coldbrew: config error: %s\n", e.what());

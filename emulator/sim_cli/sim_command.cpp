@@ -1,0 +1,428 @@
+#include "emulator/sim_cli/sim_command.hpp"
+
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "emulator/config/scenario_loader.hpp"
+#include "emulator/sim_cli/html_report.hpp"
+#include "models/sim/engine.hpp"
+#include "models/sim/report.hpp"
+
+namespace coldbrew::sim_cli {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::string fixed(double v, int decimals) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    return buf;
+}
+
+std::string with_commas(std::uint64_t v) {
+    std::string s = std::to_string(v);
+    for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+    return s;
+}
+
+std::string ms_text(double ms) {
+    if (ms >= 10000) return fixed(ms / 1000, 1) + " s";
+    if (ms >= 1000) return fixed(ms / 1000, 2) + " s";
+    if (ms >= 100) return fixed(ms, 0) + " ms";
+    if (ms >= 10) return fixed(ms, 1) + " ms";
+    return fixed(ms, 2) + " ms";
+}
+
+std::string pct(double p, int decimals = 4) { return fixed(p, decimals) + "%"; }
+
+std::string pad(std::string s, std::size_t n) {
+    if (s.size() < n) s.append(n - s.size(), ' ');
+    return s;
+}
+std::string lpad(std::string s, std::size_t n) {
+    if (s.size() < n) s.insert(0, n - s.size(), ' ');
+    return s;
+}
+
+std::string dollars(double v) {
+    if (v == 0) return "$0";
+    if (v >= 100) return "$" + fixed(v, 0);
+    if (v >= 1) return "$" + fixed(v, 2);
+    if (v >= 0.01) return "$" + fixed(v, 3);
+    return "$" + fixed(v, 5);
+}
+
+double num(const json& j) { return j.is_number() ? j.get<double>() : 0.0; }
+
+void print_text(const json& r, const std::string& title, std::ostream& out) {
+    out << "coldbrew sim: " << title << " — seed " << r["seed"].get<std::uint64_t>() << ", "
+        << with_commas(r["requests"].get<std::uint64_t>()) << " requests, " << r["engine"].get<std::string>()
+        << " engine";
+    if (r.contains("simulated_s")) out << ", " << fixed(num(r["simulated_s"]), 1) << " s simulated";
+    out << "\n";
+    const json& a = r["availability"];
+    out << "  availability  " << pct(num(a["percent"])) << "  (95% CI " << fixed(num(a["ci95_percent"][0]), 4)
+        << "–" << pct(num(a["ci95_percent"][1])) << ")  "
+        << (a["nines"].is_string() ? std::string("all") : fixed(num(a["nines"]), 2)) << " nines";
+    if (a.contains("analytic")) {
+        out << "\n  analytic      " << pct(num(a["analytic"]["percent"])) << "  "
+            << (a["analytic"]["within_ci"].get<bool>() ? "(agrees: inside the simulated 95% CI)"
+                                                       : "(differs: timeouts, throttles, quotas or deadlines at work)");
+    }
+    out << "\n";
+    const json& b = r["error_budget"];
+    out << "  error budget  " << fixed(num(b["downtime_minutes_per_30_days"]), 1)
+        << " min of failed requests per 30 days";
+    if (b.contains("slo_percent"))
+        out << "; SLO " << fixed(num(b["slo_percent"]), 3) << "%: budget " << fixed(num(b["budget_minutes"]), 1)
+            << " min, " << fixed(num(b["consumed_percent"]), 1) << "% used";
+    out << "\n";
+    const json& l = r["latency_ms"];
+    out << "  latency       p50 " << ms_text(num(l["p50"])) << "  p90 " << ms_text(num(l["p90"])) << "  p95 "
+        << ms_text(num(l["p95"])) << "  p99 " << ms_text(num(l["p99"])) << "  p99.9 " << ms_text(num(l["p99.9"]))
+        << "  (successful requests)\n";
+    out << "  retries       " << fixed(num(r["retry_amplification"]), 4) << " attempts per request (all components)"
+        << "; duplicate side effects " << r["duplicates"].get<std::uint64_t>() << "\n";
+    out << "  cold starts   " << fixed(num(r["cold_start_share"]["invocations_percent"]), 3)
+        << "% of invocations, " << fixed(num(r["cold_start_share"]["requests_percent"]), 3) << "% of requests\n";
+    const json& c = r["cost"];
+    out << "  cost          " << dollars(num(c["per_million_requests"])) << " per million requests (prices "
+        << c["region"].get<std::string>() << ", " << c["prices_date"].get<std::string>() << ")\n";
+    for (const auto& it : c["items"])
+        out << "                  " << pad(it["item"].get<std::string>(), 44) << lpad(dollars(num(it["per_million_requests"])), 10) << "\n";
+    if (!r["failures"].empty()) {
+        out << "  failures by root cause\n";
+        for (const auto& f : r["failures"])
+            out << "                  " << pad(f["component"].get<std::string>(), 18) << pad(f["cause"].get<std::string>(), 10)
+                << lpad(with_commas(f["requests"].get<std::uint64_t>()), 12) << "  " << fixed(num(f["percent_of_requests"]), 4)
+                << "% of requests\n";
+    }
+    out << "  components      " << pad("name", 18) << pad("SLA", 10) << lpad("calls/req", 10) << lpad("tries/call", 11)
+        << lpad("p50", 10) << lpad("p99", 10) << "  notes\n";
+    for (const auto& x : r["components"]) {
+        std::string notes;
+        const json& af = x["attempt_failures"];
+        std::string fails;
+        for (const char* k : {"error", "timeout", "throttle", "phantom"})
+            if (af[k].get<std::uint64_t>()) fails += (fails.empty() ? "" : " ") + std::string(k) + " " + with_commas(af[k].get<std::uint64_t>());
+        if (!fails.empty()) notes += "failed tries: " + fails;
+        if (x.contains("cold_starts") && x["cold_starts"].get<std::uint64_t>())
+            notes += (notes.empty() ? "" : "; ") + std::string("cold ") + fixed(num(x["cold_start_percent"]), 3) + "%" +
+                     (x.contains("init_ms_mean") ? " (Init " + ms_text(num(x["init_ms_mean"])) + ")" : "");
+        if (x.contains("duplicates") && x["duplicates"].get<std::uint64_t>())
+            notes += (notes.empty() ? "" : "; ") + std::string("duplicates ") + with_commas(x["duplicates"].get<std::uint64_t>());
+        if (x.contains("cache_hit_ratio"))
+            notes += (notes.empty() ? "" : "; ") + std::string("cache hits ") + fixed(num(x["cache_hit_ratio"]) * 100, 1) + "%";
+        if (x.contains("queue")) {
+            const json& q = x["queue"];
+            notes += (notes.empty() ? "" : "; ") + std::string("queued ") + fixed(num(q["waited_percent"]), 2) +
+                     "%, mean wait " + ms_text(num(q["wait_mean_ms"]));
+            if (q.contains("erlang_c"))
+                notes += " (M/M/c Erlang C: " + fixed(num(q["erlang_c"]["wait_percent"]), 2) + "%, " +
+                         ms_text(num(q["erlang_c"]["wait_mean_ms"])) + ")";
+        }
+        if (x.contains("async"))
+            notes += (notes.empty() ? "" : "; ") + std::string("async delivered ") +
+                     with_commas(x["async"]["delivered"].get<std::uint64_t>()) + "/" +
+                     with_commas(x["async"]["events"].get<std::uint64_t>());
+        out << "                  " << pad(x["name"].get<std::string>(), 18) << pad(fixed(num(x["availability_percent"]), 3) + "%", 10)
+            << lpad(fixed(num(x["calls_per_request"]), 4), 10) << lpad(fixed(num(x["attempts_per_call"]), 4), 11)
+            << lpad(ms_text(num(x["latency_ms"]["p50"])), 10) << lpad(ms_text(num(x["latency_ms"]["p99"])), 10) << "  "
+            << notes << "\n";
+    }
+}
+
+void print_table(const std::vector<run_entry>& runs, std::ostream& out) {
+    std::size_t w = 28;
+    for (const auto& run : runs) w = std::max(w, run.label.size() + 2);
+    out << "\n" << pad("run", w) << lpad("availability", 13) << lpad("nines", 7) << lpad("analytic", 11)
+        << lpad("p50", 10) << lpad("p95", 10) << lpad("p99", 10) << lpad("tries/req", 10) << lpad("dups", 8)
+        << lpad("cold%", 8) << lpad("$/M req", 10) << "\n";
+    for (const auto& run : runs) {
+        const json& r = run.report;
+        const json& a = r["availability"];
+        out << pad(run.label, w) << lpad(pct(num(a["percent"])), 13)
+            << lpad(a["nines"].is_string() ? std::string("all") : fixed(num(a["nines"]), 2), 7)
+            << lpad(a.contains("analytic") ? pct(num(a["analytic"]["percent"])) : std::string("-"), 11)
+            << lpad(ms_text(num(r["latency_ms"]["p50"])), 10) << lpad(ms_text(num(r["latency_ms"]["p95"])), 10)
+            << lpad(ms_text(num(r["latency_ms"]["p99"])), 10) << lpad(fixed(num(r["retry_amplification"]), 3), 10)
+            << lpad(std::to_string(r["duplicates"].get<std::uint64_t>()), 8)
+            << lpad(fixed(num(r["cold_start_share"]["invocations_percent"]), 2), 8)
+            << lpad(dollars(num(r["cost"]["per_million_requests"])), 10) << "\n";
+    }
+}
+
+// A progress bar on stderr, redrawn in place; only on a terminal.
+class progress_bar {
+public:
+    explicit progress_bar(bool on) : on_(on) {}
+    void operator()(std::uint64_t done, std::uint64_t total, const std::string& label) {
+        if (!on_ || total == 0) return;
+        const int width = 30;
+        const double f = std::min(1.0, static_cast<double>(done) / static_cast<double>(total));
+        const int filled = static_cast<int>(f * width);
+        std::string bar(static_cast<std::size_t>(filled), '#');
+        bar.append(static_cast<std::size_t>(width - filled), '-');
+        std::fprintf(stderr, "\r%s [%s] %3d%%  %s / %s requests", label.c_str(), bar.c_str(),
+                     static_cast<int>(f * 100), with_commas(done).c_str(), with_commas(total).c_str());
+        std::fflush(stderr);
+        drawn_ = true;
+    }
+    void clear() {
+        if (on_ && drawn_) std::fprintf(stderr, "\r\033[K");
+        drawn_ = false;
+    }
+
+private:
+    bool on_;
+    bool drawn_ = false;
+};
+
+// "path=v1,v2,…" → (path, values).
+std::pair<std::string, std::vector<std::string>> parse_sweep(const std::string& text) {
+    const auto eq = text.find('=');
+    if (eq == std::string::npos || eq == 0)
+        throw std::invalid_argument("--sweep must be path=v1,v2,…, got '" + text + "'");
+    std::vector<std::string> values;
+    std::string rest = text.substr(eq + 1);
+    std::size_t start = 0;
+    while (start <= rest.size()) {
+        const auto comma = rest.find(',', start);
+        std::string v = rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        while (!v.empty() && v.front() == ' ') v.erase(0, 1);
+        while (!v.empty() && v.back() == ' ') v.pop_back();
+        if (v.empty()) throw std::invalid_argument("--sweep: empty value in '" + text + "'");
+        values.push_back(v);
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    return {text.substr(0, eq), values};
+}
+
+}  // namespace
+
+ensure_gate parse_ensure(const std::string& text) {
+    ensure_gate g;
+    g.text = text;
+    std::size_t i = 0;
+    auto skip = [&] {
+        while (i < text.size() && text[i] == ' ') ++i;
+    };
+    skip();
+    const std::size_t m0 = i;
+    while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_' || text[i] == '.')) ++i;
+    g.metric = text.substr(m0, i - m0);
+    skip();
+    for (const char* op : {"<=", ">=", "==", "!=", "<", ">"}) {
+        if (text.compare(i, std::strlen(op), op) == 0) {
+            g.op = op;
+            i += std::strlen(op);
+            break;
+        }
+    }
+    if (g.metric.empty() || g.op.empty())
+        throw std::invalid_argument("--ensure '" + text + "': expected 'metric op value', e.g. 'p95 < 300ms'");
+    static const std::vector<std::string> metrics = {"availability", "nines", "p50", "p90", "p95", "p99", "p99.9",
+                                                     "mean", "max", "duplicates", "cost_per_million",
+                                                     "cold_start_share", "retry_amplification"};
+    if (std::find(metrics.begin(), metrics.end(), g.metric) == metrics.end()) {
+        std::string all;
+        for (const auto& m : metrics) all += (all.empty() ? "" : ", ") + m;
+        throw std::invalid_argument("--ensure '" + text + "': unknown metric '" + g.metric + "' (known: " + all + ")");
+    }
+    skip();
+    std::string value = text.substr(i);
+    while (!value.empty() && value.back() == ' ') value.pop_back();
+    double x = 0;
+    const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), x);
+    if (ec != std::errc())
+        throw std::invalid_argument("--ensure '" + text + "': expected a number after " + g.op);
+    std::string unit(p, static_cast<const char*>(value.data() + value.size()));
+    while (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
+    const bool latency = g.metric.front() == 'p' || g.metric == "mean" || g.metric == "max";
+    const bool percentage = g.metric == "availability" || g.metric == "cold_start_share";
+    if (latency) {
+        if (unit == "" || unit == "ms") {
+        } else if (unit == "s") {
+            x *= 1000;
+        } else if (unit == "us" || unit == "µs") {
+            x /= 1000;
+        } else if (unit == "min") {
+            x *= 60000;
+        } else {
+            throw std::invalid_argument("--ensure '" + text + "': a latency takes ms, s, min or us, not '" + unit + "'");
+        }
+    } else if (percentage) {
+        if (unit != "%" && unit != "")
+            throw std::invalid_argument("--ensure '" + text + "': " + g.metric + " is a percentage, not '" + unit + "'");
+    } else if (!unit.empty() && !(g.metric == "cost_per_million" && unit == "$")) {
+        throw std::invalid_argument("--ensure '" + text + "': " + g.metric + " takes a plain number, not '" + unit + "'");
+    }
+    g.threshold = x;
+    return g;
+}
+
+bool ensure_holds(const ensure_gate& g, double v) {
+    if (g.op == "<") return v < g.threshold;
+    if (g.op == "<=") return v <= g.threshold;
+    if (g.op == ">") return v > g.threshold;
+    if (g.op == ">=") return v >= g.threshold;
+    if (g.op == "==") return v == g.threshold;
+    return v != g.threshold;
+}
+
+void add_sim_command(CLI::App& app, sim_options& opts) {
+    auto* sim = app.add_subcommand(
+        "sim", "What-if simulation of a call chain on a virtual clock: availability (nines), "
+               "latency, retries, cold starts, cost");
+    sim->fallthrough();
+    sim->add_option("scenario", opts.scenario, "Scenario YAML (see examples/whatif/)")->required();
+    sim->add_option("-n,--requests", opts.requests, "Requests to simulate (overrides the file)")
+        ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000'000'000}));
+    // CLI11 would wrap -1 round to 2^64-1; a seed is exactly a 64-bit unsigned number.
+    sim->add_option("--seed", opts.seed, "Seed (overrides the file)")
+        ->check(CLI::Validator(
+            [](const std::string& text) -> std::string {
+                std::uint64_t v = 0;
+                auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+                if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+                    return "must be a whole number from 0 to 18446744073709551615, got '" +
+                           text + "'";
+                return "";
+            },
+            "N", "seed"));
+    sim->add_option("--threads", opts.threads, "Worker threads (default: all cores); the result is the same for any count");
+    sim->add_option("--ensure", opts.ensure,
+                    "Gate, repeatable: 'availability >= 99.99%', 'p95 < 300ms', 'duplicates == 0', "
+                    "'cost_per_million < 5'; exit 1 when one fails");
+    sim->add_option("--set", opts.set, "Override a value by key path, repeatable: components.db.retry=none");
+    sim->add_option("--sweep", opts.sweep,
+                    "One run per value: 'components.db.retry.max_attempts=1,2,3,5'; prints a table");
+    sim->add_flag("--json", opts.json, "Print the report as JSON");
+    sim->add_option("--html", opts.html, "Write a self-contained HTML report with plots to this file");
+    sim->add_flag("--no-progress", opts.no_progress, "No progress bar");
+}
+
+int run_sim(const sim_options& opts) {
+    try {
+        std::vector<ensure_gate> gates;
+        for (const auto& e : opts.ensure) gates.push_back(parse_ensure(e));
+
+        std::vector<config::scenario_override> base;
+        for (const auto& s : opts.set) base.push_back(config::parse_override(s, "--set " + s));
+        if (opts.requests) base.push_back({"requests", std::to_string(*opts.requests), "--requests"});
+        if (opts.seed) base.push_back({"seed", std::to_string(*opts.seed), "--seed"});
+
+        std::string sweep_path;
+        std::vector<std::string> sweep_values = {""};
+        if (!opts.sweep.empty()) std::tie(sweep_path, sweep_values) = parse_sweep(opts.sweep);
+
+        // Load every run first, so a bad value anywhere stops before any work.
+        struct planned {
+            config::loaded_scenario loaded;
+            std::string sweep_value;
+        };
+        std::vector<planned> plans;
+        for (const auto& v : sweep_values) {
+            auto overrides = base;
+            if (!sweep_path.empty()) overrides.push_back({sweep_path, v, "--sweep " + sweep_path + "=" + v});
+            plans.push_back({config::load_scenario(opts.scenario, overrides), v});
+        }
+
+        const unsigned threads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
+        progress_bar bar(!opts.no_progress && isatty(STDERR_FILENO));
+        std::vector<run_entry> runs;
+        for (auto& p : plans) {
+            for (auto& variant : p.loaded.variants) {
+                std::string label = variant.scenario.name;
+                if (!variant.name.empty()) label += " / " + variant.name;
+                if (!sweep_path.empty()) label += " / " + sweep_path + "=" + p.sweep_value;
+                models::sim::run_options ro;
+                ro.threads = threads;
+                ro.progress = [&](std::uint64_t done, std::uint64_t total) { bar(done, total, label); };
+                const models::sim::run_result r = models::sim::run(variant.scenario, ro);
+                bar.clear();
+                json report = models::sim::report_json(variant.scenario, r);
+                run_entry e;
+                e.label = label;
+                e.variant = variant.name;
+                e.sweep_path = sweep_path;
+                e.sweep_value = p.sweep_value;
+                e.report = std::move(report);
+                runs.push_back(std::move(e));
+            }
+        }
+
+        // Output.
+        if (opts.json) {
+            if (runs.size() == 1) {
+                json out = runs[0].report;
+                if (!runs[0].variant.empty()) out["variant"] = runs[0].variant;
+                std::cout << out.dump(2) << "\n";
+            } else {
+                json out;
+                json arr = json::array();
+                for (const auto& r : runs) {
+                    json x;
+                    x["label"] = r.label;
+                    if (!r.variant.empty()) x["variant"] = r.variant;
+                    if (!r.sweep_path.empty()) x["sweep"] = json{{"path", r.sweep_path}, {"value", r.sweep_value}};
+                    x["report"] = r.report;
+                    arr.push_back(x);
+                }
+                out["runs"] = arr;
+                std::cout << out.dump(2) << "\n";
+            }
+        } else {
+            for (std::size_t i = 0; i < runs.size(); ++i) {
+                if (i) std::cout << "\n";
+                print_text(runs[i].report, runs[i].label, std::cout);
+            }
+            if (runs.size() > 1) print_table(runs, std::cout);
+        }
+        if (!opts.html.empty()) {
+            std::ofstream f(opts.html, std::ios::binary);
+            f << html_report(runs);
+            if (!f) {
+                std::fprintf(stderr, "coldbrew: cannot write %s\n", opts.html.c_str());
+                return 2;
+            }
+            if (!opts.json) std::cout << "\nHTML report: " << opts.html << "\n";
+        }
+
+        // Gates, on every run.
+        bool failed = false;
+        for (const auto& g : gates) {
+            for (const auto& r : runs) {
+                const auto v = models::sim::report_metric(r.report, g.metric);
+                const bool ok = v && ensure_holds(g, *v);
+                const std::string got = v ? fixed(*v, 6) : "n/a";
+                std::fprintf(stderr, "ensure %s: %s (%s: %s)\n", ok ? "ok" : "failed", g.text.c_str(),
+                             r.label.c_str(), got.c_str());
+                if (!ok) failed = true;
+            }
+        }
+        return failed ? 1 : 0;
+    } catch (const config::config_error& e) {
+        std::fprintf(stderr, "coldbrew: config error: %s\n", e.what());
+        return 2;
+    } catch (const std::invalid_argument& e) {
+        std::fprintf(stderr, "coldbrew: %s\n", e.what());
+        return 2;
+    }
+}
+
+}  // namespace coldbrew::sim_cli

@@ -1,0 +1,783 @@
+// The fast engine, the scenario compiler and the threaded driver shared with the events engine
+// (models/sim/des.cpp).
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "models/compute/cpu.hpp"
+#include "models/sim/compiled.hpp"
+#include "models/sim/des.hpp"
+
+namespace coldbrew::models::sim {
+
+const char* cause_name(int c) {
+    switch (c) {
+    case cause_error: return "error";
+    case cause_timeout: return "timeout";
+    case cause_throttle: return "throttle";
+    case cause_phantom: return "phantom";
+    }
+    return "unknown";
+}
+
+void component_counts::merge(const component_counts& o) {
+    calls += o.calls;
+    calls_ok += o.calls_ok;
+    attempts += o.attempts;
+    for (int i = 0; i < cause_count; ++i) {
+        attempt_failures[i] += o.attempt_failures[i];
+        root_causes[i] += o.root_causes[i];
+    }
+    invocations += o.invocations;
+    cold_starts += o.cold_starts;
+    effects += o.effects;
+    duplicates += o.duplicates;
+    billed_mb_ms += o.billed_mb_ms;
+    init_ms_sum += o.init_ms_sum;
+    transitions += o.transitions;
+    express_billed_mb_100ms += o.express_billed_mb_100ms;
+    executions += o.executions;
+    cache_lookups += o.cache_lookups;
+    cache_hits += o.cache_hits;
+    admitted += o.admitted;
+    queued += o.queued;
+    queue_wait_us += o.queue_wait_us;
+    async_events += o.async_events;
+    async_delivered += o.async_delivered;
+    async_given_up += o.async_given_up;
+    provisioned_mb_ms += o.provisioned_mb_ms;
+    latency.merge(o.latency);
+}
+
+void run_result::merge(const run_result& o) {
+    requests += o.requests;
+    successes += o.successes;
+    requests_with_cold_start += o.requests_with_cold_start;
+    simulated_us += o.simulated_us;
+    chunks += o.chunks;
+    latency.merge(o.latency);
+    latency_all.merge(o.latency_all);
+    if (components.size() < o.components.size()) components.resize(o.components.size());
+    for (std::size_t i = 0; i < o.components.size(); ++i) components[i].merge(o.components[i]);
+}
+
+std::optional<int> retry_policy::uniform_attempts() const {
+    switch (type) {
+    case kind::none: return 1;
+    case kind::client:
+        if (!(retry_errors && retry_timeouts && retry_throttles)) return std::nullopt;
+        return client.max_attempts;
+    case kind::sdk_standard:
+        if (!(retry_errors && retry_timeouts && retry_throttles)) return std::nullopt;
+        return sdk.max_attempts;
+    case kind::step_functions:
+        if (step_functions.size() == 1 && step_functions[0].errors == sfn_all)
+            return step_functions[0].max_attempts + 1;
+        if (step_functions.empty()) return 1;
+        return std::nullopt;
+    case kind::lambda_async: return std::nullopt;
+    }
+    return std::nullopt;
+}
+
+namespace detail {
+
+void sampler::set(const distribution& dist) {
+    d = &dist;
+    switch (dist.type()) {
+    case distribution::kind::fixed:
+        type = kind::fixed;
+        a = dist.quantile(0.5);
+        break;
+    case distribution::kind::exponential:
+        type = kind::exponential;
+        a = dist.quantile(1 - std::exp(-1.0));  // the mean
+        break;
+    case distribution::kind::lognormal:
+    case distribution::kind::normal:
+    case distribution::kind::percentiles:
+    case distribution::kind::mixture:
+        type = kind::table;
+        table.resize(steps + 1);
+        for (int i = 0; i <= steps; ++i)
+            table[static_cast<std::size_t>(i)] = dist.quantile(lo + (hi - lo) * i / steps);
+        break;
+    default: type = kind::other;
+    }
+}
+
+namespace {
+
+[[noreturn]] void invalid(const std::string& m) { throw std::invalid_argument(m); }
+
+// Flattens a sequence of steps into `out.steps` as one contiguous range (branches' own steps
+// come after it).
+range flatten(const scenario& s, compiled& out, const std::vector<step>& seq, std::uint32_t parent,
+              std::vector<int>& visiting, std::vector<range>& bodies);
+
+void compile_body(const scenario& s, compiled& out, std::uint32_t comp, std::vector<int>& visiting,
+                  std::vector<range>& bodies) {
+    if (visiting[comp] == 2) return;
+    if (visiting[comp] == 1)
+        invalid("component '" + s.components[comp].name +
+                "' calls itself (directly or through others); calls must not form a cycle");
+    visiting[comp] = 1;
+    bodies[comp] = flatten(s, out, s.components[comp].calls, comp, visiting, bodies);
+    visiting[comp] = 2;
+}
+
+std::uint32_t add_hop(const scenario& s, compiled& out, const step& st, std::uint32_t parent) {
+    if (st.component >= s.components.size()) invalid("a call names an unknown component");
+    const component& target = s.components[st.component];
+    c_hop h;
+    h.comp = static_cast<std::uint32_t>(st.component);
+    h.parent = parent;
+    h.retry = st.retry ? &*st.retry : &target.retry;
+    if (st.async && h.retry->type == retry_policy::kind::none && target.kind == service_kind::lambda) {
+        // Lambda retries asynchronous invocations itself, whoever sent the event.
+        static const retry_policy lambda_default = [] {
+            retry_policy p;
+            p.type = retry_policy::kind::lambda_async;
+            return p;
+        }();
+        h.retry = &lambda_default;
+    }
+    if (!st.async && h.retry->type == retry_policy::kind::lambda_async)
+        invalid("call to '" + target.name +
+                "': Lambda's asynchronous retries apply to async calls only");
+    h.timeout_ms = st.timeout_ms ? *st.timeout_ms : target.timeout_ms;
+    if (!(h.timeout_ms < inf)) h.timeout_ms = s.client_timeout_ms;
+    h.async = st.async;
+    if (h.retry->type == retry_policy::kind::sdk_standard) {
+        h.quota = out.quota_count++;
+        out.quota_config.push_back(h.retry->sdk);
+    }
+    if (st.cache) {
+        const cache_config& cc = *st.cache;
+        c_cache c;
+        c.latency = &cc.latency_ms;
+        c.latency_sampler.set(cc.latency_ms);
+        auto ttl_hit = [&](double share) {
+            const double per_ms = out.mean_rate_per_s * share / 1000.0 / std::max(1, cc.instances);
+            const double x = per_ms * *cc.ttl_ms;
+            return x / (1.0 + x);
+        };
+        if (cc.hit_ratio) {
+            c.hit = *cc.hit_ratio;
+        } else if (cc.ttl_ms) {
+            c.hit = ttl_hit(1.0);
+            if (target.keys) {
+                const key_space& k = *target.keys;
+                const double total = k.hot * k.hot_weight + (k.count - k.hot);
+                for (int i = 0; i < k.count; ++i)
+                    c.key_hit.push_back(ttl_hit((i < k.hot ? k.hot_weight : 1.0) / total));
+            }
+        }
+        h.cache = static_cast<std::uint32_t>(out.caches.size());
+        out.caches.push_back(std::move(c));
+    }
+    out.hops.push_back(h);
+    return static_cast<std::uint32_t>(out.hops.size() - 1);
+}
+
+range flatten(const scenario& s, compiled& out, const std::vector<step>& seq, std::uint32_t parent,
+              std::vector<int>& visiting, std::vector<range>& bodies) {
+    range r{static_cast<std::uint32_t>(out.steps.size()), static_cast<std::uint32_t>(seq.size())};
+    out.steps.resize(out.steps.size() + seq.size());
+    for (std::size_t i = 0; i < seq.size(); ++i) {
+        const step& st = seq[i];
+        c_step cs;
+        if (st.type == step::kind::call) {
+            if (st.component >= s.components.size()) invalid("a call names an unknown component");
+            compile_body(s, out, static_cast<std::uint32_t>(st.component), visiting, bodies);
+            cs.hop = add_hop(s, out, st, parent);
+        } else {
+            cs.parallel = true;
+            // Branch ranges are reserved first so they are contiguous, then filled.
+            const auto first = static_cast<std::uint32_t>(out.branches.size());
+            out.branches.resize(out.branches.size() + st.branches.size());
+            for (std::size_t b = 0; b < st.branches.size(); ++b) {
+                const range br = flatten(s, out, st.branches[b], parent, visiting, bodies);
+                out.branches[first + b] = br;
+            }
+            cs.branches = {first, static_cast<std::uint32_t>(st.branches.size())};
+        }
+        out.steps[r.first + i] = cs;
+    }
+    return r;
+}
+
+std::uint64_t count_call_steps(const std::vector<step>& seq) {
+    std::uint64_t n = 0;
+    for (const step& st : seq) {
+        if (st.type == step::kind::call)
+            ++n;
+        else
+            for (const auto& b : st.branches) n += count_call_steps(b);
+    }
+    return n;
+}
+
+}  // namespace
+
+// How much longer (> 1) or shorter (< 1) a function's latency is at its memory size than at
+// the size it was measured at: the CPU part scales with the vCPUs it can use.
+double memory_speed_factor(const function_config& f, const profile& p) {
+    if (!(f.cpu_share > 0)) return 1.0;
+    auto vcpus = [&](int memory_mb) {
+        return std::min(static_cast<double>(std::max(1, f.threads)),
+                        vcpu_share(memory_mb, p.mb_per_vcpu, p.max_vcpus));
+    };
+    const double at = vcpus(f.latency_at_memory_mb), now = vcpus(f.traits.memory_mb);
+    if (!(now > 0) || !(at > 0)) return 1.0;
+    return (1 - f.cpu_share) + f.cpu_share * at / now;
+}
+
+void compile(const scenario& s, compiled& out) {
+    out.s = &s;
+    // Mean request rate, for TTL caches' per-key hit ratios.
+    if (s.arrival.phases.empty()) {
+        out.mean_rate_per_s = s.arrival.rate;
+    } else {
+        double n = 0, ms = 0;
+        for (const phase& p : s.arrival.phases) {
+            ms += p.duration_ms;
+            if (p.arrival_count)
+                n += static_cast<double>(*p.arrival_count);
+            else
+                n += (p.arrival_rate + p.ramp_to.value_or(p.arrival_rate)) / 2 * p.duration_ms / 1000;
+        }
+        out.mean_rate_per_s = ms > 0 ? n / (ms / 1000) : 0;
+    }
+
+    const std::size_t n = s.components.size();
+    out.comps.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const component& src = s.components[i];
+        c_comp& c = out.comps[i];
+        c.src = &src;
+        c.kind = src.kind;
+        if (!(src.availability > 0 && src.availability <= 1))
+            invalid("component '" + src.name + "': availability must be in (0, 100%]");
+        const double loss = 1.0 - src.availability;
+        const double total = src.failures.error + src.failures.phantom + src.failures.phantom_after;
+        if (!(total > 0)) invalid("component '" + src.name + "': failure shares must sum to > 0");
+        c.p_error = loss * src.failures.error / total;
+        c.p_phantom = c.p_error + loss * src.failures.phantom / total;
+        c.p_phantom_after = c.p_phantom + loss * src.failures.phantom_after / total;
+        c.latency = &src.latency_ms;
+        c.latency_sampler.set(src.latency_ms);
+        c.timeout_ms = src.timeout_ms;
+        c.writes = src.writes;
+        c.duplicates_count = src.writes && !src.idempotent;
+        if (src.kind == service_kind::lambda) {
+            c.sfn_error_bits = sfn_task_failed | sfn_lambda_service;
+            c.sfn_throttle_bits = sfn_task_failed | sfn_lambda_too_many_requests;
+            if (!s.model_profile)
+                invalid("component '" + src.name + "': functions need a model profile");
+            try {
+                c.cold = std::make_unique<cold_start_model>(*s.model_profile, src.function.traits);
+            } catch (const model_error& e) {
+                invalid("component '" + src.name + "': " + e.what());
+            }
+            c.memory_mb = src.function.traits.memory_mb;
+            c.cold_share = src.function.cold_start_share.value_or(-1);
+            c.latency_sampler.scale = memory_speed_factor(src.function, *s.model_profile);
+            c.function = static_cast<std::uint32_t>(out.functions.size());
+            out.functions.push_back(static_cast<std::uint32_t>(i));
+        }
+        if (src.keys) {
+            const key_space& k = *src.keys;
+            if (k.count < 1 || k.hot < 0 || k.hot > k.count || !(k.hot_weight > 0) || k.shards < 1)
+                invalid("component '" + src.name + "': invalid key space");
+            const double total = k.hot * k.hot_weight + (k.count - k.hot);
+            double acc = 0;
+            for (int key = 0; key < k.count; ++key) {
+                acc += (key < k.hot ? k.hot_weight : 1.0) / total;
+                c.key_cdf.push_back(acc);
+                // A fixed hash, so the same keys land on the same shards in every run.
+                c.key_shard.push_back(static_cast<std::uint32_t>(
+                    mix64(static_cast<std::uint64_t>(key)) % static_cast<std::uint64_t>(k.shards)));
+            }
+            c.key_cdf.back() = 1.0;
+            c.shards = static_cast<std::uint32_t>(k.shards);
+        }
+        if (src.cap.limited()) {
+            c.cap_first = out.capacity_slots;
+            out.capacity_slots += c.shards;
+            for (std::uint32_t sh = 0; sh < c.shards; ++sh) {
+                out.slot_concurrency.push_back(src.cap.concurrency);
+                out.slot_queue.push_back(src.cap.queue ? *src.cap.queue : -1);
+            }
+        }
+        if (src.kind == service_kind::step_functions)
+            c.base_transitions = src.sfn.transitions
+                                     ? static_cast<std::uint64_t>(*src.sfn.transitions)
+                                     : count_call_steps(src.calls) + 1;
+    }
+
+    // Hop and cache pointers stay valid: the vectors are reserved before any pointer is taken
+    // (caches are held by index; retry policies point into the scenario).
+    std::vector<int> visiting(n, 0);
+    std::vector<range> bodies(n);
+    out.flow = flatten(s, out, s.flow, none, visiting, bodies);
+    for (std::size_t i = 0; i < n; ++i) {
+        compile_body(s, out, static_cast<std::uint32_t>(i), visiting, bodies);
+        out.comps[i].body = bodies[i];
+    }
+    if (out.flow.count == 0) invalid("the flow makes no calls");
+}
+
+std::uint32_t draw_key(const c_comp& c, double u) {
+    const auto it = std::upper_bound(c.key_cdf.begin(), c.key_cdf.end(), u);
+    const auto k = static_cast<std::size_t>(it - c.key_cdf.begin());
+    return static_cast<std::uint32_t>(std::min(k, c.key_cdf.size() - 1));
+}
+
+bool next_retry(const retry_policy& p, const c_comp& target, retry_state& st, int c,
+                retry_quota* quota, double u, double age_ms, double& delay_ms) {
+    switch (p.type) {
+    case retry_policy::kind::none:
+        return false;
+    case retry_policy::kind::client: {
+        if ((c == cause_error && !p.retry_errors) || (c == cause_throttle && !p.retry_throttles) ||
+            ((c == cause_timeout || c == cause_phantom) && !p.retry_timeouts))
+            return false;
+        if (st.attempts >= p.client.max_attempts) return false;
+        const double base = st.attempts == 1 ? p.client.base_ms : st.previous_delay_ms;
+        delay_ms = backoff_delay_ms(p.client, st.attempts - 1, base, u);
+        st.previous_delay_ms = delay_ms;
+        return true;
+    }
+    case retry_policy::kind::sdk_standard: {
+        if ((c == cause_error && !p.retry_errors) || (c == cause_throttle && !p.retry_throttles) ||
+            ((c == cause_timeout || c == cause_phantom) && !p.retry_timeouts))
+            return false;
+        if (st.attempts >= p.sdk.max_attempts) return false;
+        if (quota) {
+            const int cost = quota->acquire(c == cause_timeout || c == cause_phantom);
+            if (cost == 0) return false;
+            st.quota_cost = cost;
+        }
+        delay_ms = sdk_standard_delay_ms(p.sdk, st.attempts - 1, u);
+        return true;
+    }
+    case retry_policy::kind::step_functions: {
+        const std::uint32_t bits = c == cause_timeout || c == cause_phantom ? sfn_timeout
+                                   : c == cause_throttle                    ? target.sfn_throttle_bits
+                                                                            : target.sfn_error_bits;
+        const int i = sfn_match(p.step_functions, bits);
+        if (i < 0 || i >= 8) return false;
+        const sfn_retrier& r = p.step_functions[static_cast<std::size_t>(i)];
+        if (st.sfn_count[i] >= r.max_attempts) return false;
+        ++st.sfn_count[i];
+        delay_ms = sfn_retry_delay_ms(r, st.sfn_count[i], u);
+        return true;
+    }
+    case retry_policy::kind::lambda_async: {
+        attempt_outcome o = attempt_outcome::function_error;
+        if (c == cause_throttle) {
+            o = attempt_outcome::throttled;
+            ++st.throttles;
+        } else if (c == cause_phantom) {
+            // The Lambda service lost the event: a system error, retried like a throttle.
+            o = attempt_outcome::system_error;
+            ++st.throttles;
+        } else {
+            ++st.function_errors;
+        }
+        const retry_decision d =
+            next_attempt(p.lambda_async, o, st.function_errors, st.throttles, age_ms);
+        delay_ms = d.delay_ms;
+        return d.retry;
+    }
+    }
+    return false;
+}
+
+// ---- the fast engine ------------------------------------------------------------------------
+
+namespace {
+
+struct result {
+    bool ok = true;
+    int cause = cause_error;       // as the caller sees it
+    std::uint32_t root = none;     // the component where the failure began
+    int root_cause = cause_error;
+    double end = 0;                // when the caller has the answer (or gives up)
+};
+
+class fast_runner {
+public:
+    fast_runner(const compiled& m, run_result& out) : m_(m), out_(out), rng_(m.s->seed) {
+        effects_.assign(m.hops.size(), 0);
+        for (const auto& q : m.quota_config) quotas_.emplace_back(q);
+    }
+
+    void run_chunk(std::uint64_t first, std::uint64_t count) {
+        for (auto& q : quotas_) q.reset();
+        for (std::uint64_t i = 0; i < count; ++i) run_request(first + i);
+        ++out_.chunks;
+    }
+
+private:
+    void run_request(std::uint64_t index) {
+        draw d(rng_, "sim-request", "request", index);
+        d_ = &d;
+        request_ = index;
+        invocation_ = 0;
+        cold_ = false;
+        const result r = run_seq(m_.flow, 0.0, m_.s->client_timeout_ms);
+        ++out_.requests;
+        if (cold_) ++out_.requests_with_cold_start;
+        for (std::uint32_t site : touched_) {
+            const std::uint16_t n = effects_[site];
+            effects_[site] = 0;
+            if (n > 1 && m_.comps[m_.hops[site].comp].duplicates_count)
+                out_.components[m_.hops[site].comp].duplicates += n - 1u;
+        }
+        touched_.clear();
+        if (r.ok) {
+            ++out_.successes;
+            out_.latency.record_ms(r.end);
+        } else if (r.root != none) {
+            ++out_.components[r.root].root_causes[r.root_cause];
+        }
+        out_.latency_all.record_ms(r.end);
+    }
+
+    result run_seq(range seq, double t, double abandon_at) {
+        for (std::uint32_t i = 0; i < seq.count; ++i) {
+            const c_step& st = m_.steps[seq.first + i];
+            if (!st.parallel) {
+                const c_hop& h = m_.hops[st.hop];
+                if (h.async) {
+                    run_async(st.hop, t);
+                    continue;
+                }
+                const result r = call(st.hop, t, abandon_at);
+                if (!r.ok) return r;
+                t = r.end;
+                continue;
+            }
+            // A Parallel state fails as soon as one branch fails; otherwise it joins them all.
+            double end = t;
+            result fail;
+            fail.ok = true;
+            for (std::uint32_t b = 0; b < st.branches.count; ++b) {
+                const result r = run_seq(m_.branches[st.branches.first + b], t, abandon_at);
+                if (!r.ok && (fail.ok || r.end < fail.end)) fail = r;
+                end = std::max(end, r.end);
+            }
+            if (!fail.ok) return fail;
+            t = end;
+        }
+        result ok;
+        ok.end = t;
+        return ok;
+    }
+
+    void run_async(std::uint32_t hop, double t) {
+        component_counts& k = out_.components[m_.hops[hop].comp];
+        ++k.async_events;
+        const result r = call(hop, t, inf);
+        if (r.ok)
+            ++k.async_delivered;
+        else
+            ++k.async_given_up;
+    }
+
+    result call(std::uint32_t hop, double t0, double abandon_at) {
+        const c_hop& h = m_.hops[hop];
+        const c_comp& c = m_.comps[h.comp];
+        component_counts& k = out_.components[h.comp];
+        ++k.calls;
+        std::uint32_t key = 0;
+        if (!c.key_cdf.empty()) key = draw_key(c, d_->uniform());
+        if (h.cache != none) {
+            const c_cache& cc = m_.caches[h.cache];
+            ++k.cache_lookups;
+            const double hit = cc.key_hit.empty() ? cc.hit : cc.key_hit[key];
+            if (d_->uniform() < hit) {
+                ++k.cache_hits;
+                ++k.calls_ok;
+                const double lat = std::max(0.0, cc.latency_sampler(*d_));
+                k.latency.record_ms(lat);
+                result r;
+                r.end = t0 + lat;
+                return r;
+            }
+        }
+        retry_quota* quota = h.quota == none ? nullptr : &quotas_[h.quota];
+        retry_state st;
+        double t = t0;
+        for (;;) {
+            if (t >= abandon_at) {
+                result r;
+                r.ok = false;
+                r.cause = r.root_cause = cause_timeout;
+                r.root = h.comp;
+                r.end = abandon_at;
+                return r;
+            }
+            ++st.attempts;
+            ++k.attempts;
+            const double limit = std::min(abandon_at, t + h.timeout_ms);
+            result a = attempt(hop, c, t, key);
+            double seen;
+            if (a.end > limit) {
+                seen = limit;
+                if (a.ok || a.cause != cause_phantom) {
+                    a.cause = a.root_cause = cause_timeout;
+                    a.root = h.comp;
+                }
+                a.ok = false;
+            } else {
+                seen = a.end;
+            }
+            if (a.ok) {
+                ++k.calls_ok;
+                k.latency.record_ms(seen - t0);
+                if (quota) quota->on_success(st.quota_cost);
+                a.end = seen;
+                return a;
+            }
+            ++k.attempt_failures[a.cause];
+            double delay = 0;
+            const bool again =
+                next_retry(*h.retry, c, st, a.cause, quota, d_->uniform(), seen - t0, delay);
+            if (!again || seen + delay >= abandon_at) {
+                a.end = seen;
+                return a;
+            }
+            if (h.parent != none && m_.comps[h.parent].kind == service_kind::step_functions &&
+                !m_.comps[h.parent].src->sfn.express)
+                ++out_.components[h.parent].transitions;  // each retry is a state transition
+            t = seen + delay;
+        }
+    }
+
+    // One attempt at `c`; end = inf when the answer never comes (phantom).
+    result attempt(std::uint32_t hop, const c_comp& c, double t, std::uint32_t key) {
+        (void)key;
+        const std::uint32_t ci = m_.hops[hop].comp;
+        component_counts& k = out_.components[ci];
+        result r;
+        const double u = d_->uniform();
+        if (u < c.p_phantom_after) {
+            if (u < c.p_error) {
+                r.ok = false;
+                r.cause = r.root_cause = cause_error;
+                r.root = ci;
+                r.end = t + std::max(0.0, c.latency_sampler(*d_));
+                return r;
+            }
+            if (u < c.p_phantom) {
+                r.ok = false;
+                r.cause = r.root_cause = cause_phantom;
+                r.root = ci;
+                r.end = inf;
+                return r;
+            }
+        }
+        const bool lost_after = u >= c.p_phantom && u < c.p_phantom_after;
+        double init = 0;
+        if (c.kind == service_kind::lambda) {
+            ++k.invocations;
+            if (c.cold_share > 0 && d_->uniform() < c.cold_share) {
+                init = std::max(0.0, c.cold->sample(rng_, c.src->name, request_ * 64 + invocation_).total_ms);
+                ++k.cold_starts;
+                k.init_ms_sum += static_cast<std::uint64_t>(init + 0.5);
+                cold_ = true;
+            }
+            ++invocation_;
+        }
+        const double lat = std::max(0.0, c.latency_sampler(*d_));
+        const double kill = t + c.timeout_ms;
+        double end = t + init + lat;
+        bool ok = true;
+        if (end >= kill) {
+            end = kill;
+            ok = false;
+            r.cause = r.root_cause = cause_timeout;
+            r.root = ci;
+        } else if (c.body.count) {
+            const result b = run_seq(c.body, end, kill);
+            if (!b.ok) {
+                ok = false;
+                if (b.end >= kill) {
+                    end = kill;
+                    r.cause = r.root_cause = cause_timeout;
+                    r.root = ci;
+                } else {
+                    end = b.end;
+                    // The caller sees this component answer an error; the root stays below.
+                    r.cause = cause_error;
+                    r.root = b.root;
+                    r.root_cause = b.root_cause;
+                }
+            } else {
+                end = b.end;
+            }
+        }
+        account(c, k, t, end);
+        if (ok && c.writes) {
+            ++k.effects;
+            if (effects_[hop]++ == 0) touched_.push_back(hop);
+        }
+        r.ok = ok;
+        r.end = end;
+        if (ok && lost_after) {
+            r.ok = false;
+            r.cause = r.root_cause = cause_phantom;
+            r.root = ci;
+            r.end = inf;
+        }
+        return r;
+    }
+
+    // Billing of an execution from t to end.
+    void account(const c_comp& c, component_counts& k, double t, double end) {
+        if (c.kind == service_kind::lambda) {
+            // Billed per 1 ms, INIT included (since 2025-08-01), memory in MB.
+            k.billed_mb_ms += static_cast<std::uint64_t>(std::ceil(std::max(0.0, end - t))) *
+                              static_cast<std::uint64_t>(c.memory_mb);
+        } else if (c.kind == service_kind::step_functions) {
+            ++k.executions;
+            if (c.src->sfn.express) {
+                const auto units = static_cast<std::uint64_t>(
+                    std::ceil(std::max(1.0, end - t) / m_.s->price.sfn_express_increment_ms));
+                const auto mem_units = static_cast<std::uint64_t>(
+                    std::ceil(c.src->sfn.memory_mb / m_.s->price.sfn_express_memory_increment_mb));
+                k.express_billed_mb_100ms += units * mem_units;
+            } else {
+                k.transitions += c.base_transitions;
+            }
+        }
+    }
+
+    const compiled& m_;
+    run_result& out_;
+    random_source rng_;
+    draw* d_ = nullptr;
+    std::uint64_t request_ = 0;
+    std::uint64_t invocation_ = 0;
+    bool cold_ = false;
+    std::vector<std::uint16_t> effects_;
+    std::vector<std::uint32_t> touched_;
+    std::vector<retry_quota> quotas_;
+};
+
+}  // namespace
+
+}  // namespace detail
+
+std::string engine_for(const scenario& s) {
+    if (s.engine == scenario::mode::fast) return "fast";
+    if (s.engine == scenario::mode::events) return "events";
+    for (const component& c : s.components) {
+        if (c.cap.limited()) return "events";
+        if (c.kind == service_kind::lambda && !c.function.cold_start_share) return "events";
+    }
+    return "fast";
+}
+
+run_result run(const scenario& s, const run_options& opts) {
+    detail::compiled m;
+    detail::compile(s, m);
+    const std::string engine = engine_for(s);
+    if (engine == "fast") {
+        for (const component& c : s.components) {
+            if (c.cap.limited())
+                throw std::invalid_argument("component '" + c.name +
+                                            "' has a capacity limit: it needs the events engine");
+            if (c.kind == service_kind::lambda && !c.function.cold_start_share)
+                throw std::invalid_argument(
+                    "function '" + c.name +
+                    "' needs the events engine for its pool (or give it a cold_start_share)");
+        }
+    }
+
+    // The work as fixed chunks: (first request index, requests) for the fast engine; for the
+    // events engine a chunk is one replication.
+    std::uint64_t chunk_count = 0;
+    std::uint64_t per_chunk = engine == "fast" ? chunk_requests : des_chunk_requests;
+    detail::des_plan plan;
+    if (engine == "events") {
+        plan = detail::plan_replications(s);
+        per_chunk = plan.requests_per_replication;
+    }
+    chunk_count = per_chunk ? (s.requests + per_chunk - 1) / per_chunk : 0;
+    if (chunk_count == 0) chunk_count = 1;
+    const std::uint64_t total =
+        engine == "fast" || !plan.phased ? s.requests : chunk_count * per_chunk;
+
+    const unsigned threads = std::max(1u, std::min<unsigned>(opts.threads, static_cast<unsigned>(
+                                                                               std::min<std::uint64_t>(chunk_count, 1024))));
+    std::vector<run_result> partial(threads);
+    for (auto& p : partial) p.components.resize(s.components.size());
+    std::atomic<std::uint64_t> next{0}, done{0};
+    std::mutex mu;
+    std::condition_variable cv;
+    unsigned finished = 0;
+    std::exception_ptr error;
+
+    auto worker = [&](unsigned id) {
+        try {
+            run_result& out = partial[id];
+            std::unique_ptr<detail::fast_runner> fast;
+            if (engine == "fast") fast = std::make_unique<detail::fast_runner>(m, out);
+            for (;;) {
+                const std::uint64_t c = next.fetch_add(1);
+                if (c >= chunk_count) break;
+                const std::uint64_t first = c * per_chunk;
+                std::uint64_t count = per_chunk;
+                if (engine == "fast") {
+                    count = std::min<std::uint64_t>(per_chunk, s.requests - first);
+                    fast->run_chunk(first, count);
+                } else {
+                    if (!plan.phased) count = std::min<std::uint64_t>(per_chunk, s.requests - first);
+                    detail::run_replication(m, plan, c, count, out);
+                }
+                done.fetch_add(count);
+            }
+        } catch (...) {
+            std::lock_guard<std::mutex> lock(mu);
+            if (!error) error = std::current_exception();
+            next.store(chunk_count);
+        }
+        std::lock_guard<std::mutex> lock(mu);
+        ++finished;
+        cv.notify_all();
+    };
+    std::vector<std::thread> pool;
+    for (unsigned i = 0; i < threads; ++i) pool.emplace_back(worker, i);
+    {
+        std::unique_lock<std::mutex> lock(mu);
+        while (finished < threads) {
+            cv.wait_for(lock, std::chrono::milliseconds(200));
+            if (opts.progress && finished < threads) {
+                lock.unlock();
+                opts.progress(std::min(done.load(), total), total);
+                lock.lock();
+            }
+        }
+    }
+    for (auto& t : pool) t.join();
+    if (error) std::rethrow_exception(error);
+    if (opts.progress) opts.progress(total, total);
+
+    run_result out;
+    out.engine = engine;
+    out.components.resize(s.components.size());
+    for (const auto& p : partial) out.merge(p);
+    return out;
+}
+
+}  // namespace coldbrew::models::sim

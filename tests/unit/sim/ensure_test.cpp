@@ -1,0 +1,28 @@
+#include "emulator/sim_cli/sim_command.hpp"
+
+#include <stdexcept>
+
+#include "tests/catch.hpp"
+
+using namespace coldbrew::sim_cli;
+
+TEST_CASE("sim: --ensure expressions", "[unit]") {
+    const auto a = parse_ensure("availability >= 99.99%");
+    CHECK(a.metric == "availability");
+    CHECK(a.op == ">=");
+    CHECK(a.threshold == 99.99);
+    CHECK(ensure_holds(a, 99.995));
+    CHECK(!ensure_holds(a, 99.98));
+    const auto p = parse_ensure("p99 <= 1s");
+    CHECK(p.metric == "p99");
+    CHECK(p.threshold == 1000);
+    CHECK(ensure_holds(p, 1000));
+    CHECK(parse_ensure("p95<300ms").threshold == 300);
+    CHECK(parse_ensure("duplicates == 0").op == "==");
+    CHECK(parse_ensure("cost_per_million < 5").threshold == 5);
+    CHECK(parse_ensure("p99.9 < 2s").metric == "p99.9");
+    CHECK_THROWS_AS(parse_ensure("availabilty >= 99%"), std::invalid_argument);
+    CHECK_THROWS_AS(parse_ensure("p95 < 3 parsecs"), std::invalid_argument);
+    CHECK_THROWS_AS(parse_ensure("duplicates"), std::invalid_argument);
+    CHECK_THROWS_AS(parse_ensure("availability >= 99 ms"), std::invalid_argument);
+}
