@@ -252,18 +252,33 @@ http::response get_faults(const admin_context& ctx) {
     return reply(200, body);
 }
 
+// "warnings": rules in [first, last) that name no route or function of the stack.
+void add_warnings(json& out, const admin_context& ctx,
+                  std::vector<faults::rule>::const_iterator first,
+                  std::vector<faults::rule>::const_iterator last) {
+    if (!ctx.rule_warnings) return;
+    auto warnings = json::array();
+    for (auto it = first; it != last; ++it)
+        for (auto& w : ctx.rule_warnings(*it)) warnings.push_back(std::move(w));
+    if (!warnings.empty()) out["warnings"] = std::move(warnings);
+}
+
 http::response post_faults(const http::request& req, const admin_context& ctx) {
     auto& d = decider_of(ctx);
     const auto& registry = registry_of(ctx);
     auto read = read_body(req);
     if (auto* res = std::get_if<http::response>(&read)) return std::move(*res);
-    const json& body = std::get<json>(read);
+    json body = std::move(std::get<json>(read));
+    const bool single = body.is_object();
 
     std::vector<faults::rule> rules;
-    if (body.is_object()) {
+    if (single) {
         try {
-            auto names = default_names(d, json::array({body}), true);
-            rules.push_back(faults::parse_rule(body, registry, names[0]));
+            // Moved, not copied: a copy recurses once per level of a deeply nested body.
+            json items = json::array();
+            items.push_back(std::move(body));
+            auto names = default_names(d, items, true);
+            rules.push_back(faults::parse_rule(items[0], registry, names[0]));
         } catch (const faults::rule_error& e) {
             return error(400, e.message(), e.path());
         }
@@ -283,7 +298,7 @@ http::response post_faults(const http::request& req, const admin_context& ctx) {
         // A duplicate name; nothing was added. The decider names the rule's index in the
         // batch ("[0].name"), which for a body that is one object is just its key.
         std::string_view path = e.path();
-        if (body.is_object() && path.substr(0, 3) == "[0]") {
+        if (single && path.substr(0, 3) == "[0]") {
             path.remove_prefix(3);
             if (!path.empty() && path.front() == '.') path.remove_prefix(1);
         }
@@ -292,6 +307,7 @@ http::response post_faults(const http::request& req, const admin_context& ctx) {
     json out = json::object();
     out["rules"] =
         rules_json(d.rules().end() - static_cast<std::ptrdiff_t>(added), d.rules().end());
+    add_warnings(out, ctx, d.rules().end() - static_cast<std::ptrdiff_t>(added), d.rules().end());
     return reply(201, out);
 }
 
@@ -318,10 +334,12 @@ http::response put_faults(const http::request& req, const admin_context& ctx) {
         if (auto m = body.find("max_active_faults"); m != body.end()) {
             if (m->is_null()) {
                 cap.emplace(std::nullopt);
-            } else if (m->is_number_unsigned() && m->get<std::uint64_t>() >= 1) {
+            } else if (m->is_number_unsigned() && m->get<std::uint64_t>() >= 1 &&
+                       m->get<std::uint64_t>() <= 1'000'000) {
+                // The same range as coldbrew.yaml's faults.max_active_faults.
                 cap.emplace(static_cast<std::size_t>(m->get<std::uint64_t>()));
             } else {
-                return error(400, "expected an integer >= 1, or null for no cap",
+                return error(400, "expected an integer from 1 to 1000000, or null for no cap",
                              "max_active_faults");
             }
         }
@@ -343,6 +361,7 @@ http::response put_faults(const http::request& req, const admin_context& ctx) {
     json out = json::object();
     out["rules"] = rules_json(d.rules());
     out["max_active_faults"] = cap_json(d.max_active());
+    add_warnings(out, ctx, d.rules().begin(), d.rules().end());
     return reply(200, out);
 }
 

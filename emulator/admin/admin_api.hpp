@@ -4,7 +4,8 @@
 // that fails changes nothing (a batch of rules is added all or nothing).
 //
 //   GET    /faults              {"seed":N,"max_active_faults":N|null,"rules":[rule…]}
-//   POST   /faults              a rule object or an array of them → 201 {"rules":[added…]}
+//   POST   /faults              a rule object or an array of them → 201 {"rules":[added…]},
+//                               plus "warnings":[…] for rules naming no route or function
 //   PUT    /faults              {"rules":[…],"max_active_faults":N|null} or an array:
 //                               replaces every rule (an absent max_active_faults keeps the
 //                               cap) → 200 {"rules":[…],"max_active_faults":N|null}
@@ -70,6 +71,9 @@ struct admin_context {
     // The rules coldbrew.yaml configured (and the SLA rules), for POST /reset.
     const std::vector<models::faults::rule>* configured_rules = nullptr;
     std::optional<std::size_t> configured_max_active;
+    // Sentences about a rule that names nothing in the stack (it would never fire); added
+    // and replaced rules' warnings are returned as "warnings":[…]. May be empty.
+    std::function<std::vector<std::string>(const models::faults::rule&)> rule_warnings;
     const telemetry::decision_log* decisions = nullptr;  // its recent() buffer
     std::function<double()> now_ms;                     // wall ms, the decider's clock
     // The request outcome counters, and how to zero them.

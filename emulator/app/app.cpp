@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "emulator/config/fault_rules.hpp"
 #include "emulator/functions/service_errors.hpp"
 #include "emulator/gateway/gateway.hpp"
 #include "emulator/invoke/invoke_api.hpp"
@@ -49,7 +50,8 @@ public:
                 auto fn = std::move(self->fn_);  // may destroy *self
                 if (fn) fn();
             },
-            static_cast<std::uint64_t>(std::max(0.0, ms) + 0.5), 0);
+            // A huge draw (a delay's tail, 1e300 ms) would overflow the cast: cap at ~31 years.
+            static_cast<std::uint64_t>(std::clamp(ms, 0.0, 1e12) + 0.5), 0);
     }
     void stop() {
         uv_timer_stop(timer_);
@@ -69,13 +71,102 @@ std::string fault_header_value(const mf::decision& d) {
 }
 }  // namespace
 
-// Hung requests (phantoms whose client sees no answer) wait here until their client leaves
-// or coldbrew stops; the sweep frees them and ends their fault.
+struct app::gateway_state {
+    explicit gateway_state(const config::stack& s) : routes(s) {}
+    gateway::route_table routes;
+    std::uint64_t next_request_index = 0;
+    config::api_kind default_kind = config::api_kind::rest;
+};
+
+// What every request a fault may touch carries: its answer, its fault decision and the
+// counters it ends in. The fault ends (decider::finished) when the client has its answer (a
+// slow answer: all of it), its connection is reset, or it went away; exactly one outcome is
+// counted per request.
+struct faulted_request : std::enable_shared_from_this<faulted_request> {
+    http::responder respond;
+    std::unique_ptr<one_shot> timer;  // the integration timeout, or a phantom's wait
+    std::unique_ptr<one_shot> delay;  // an injected delay before the integration
+    bool answered = false;
+    bool held = false;    // deliberately unanswered (client_sees: hang)
+    bool missed = false;  // the plan did not happen (the handler answered before the kill)
+    mf::decision fault;
+    mf::decider* decider = nullptr;
+    admin::request_outcomes* outcomes = nullptr;
+
+    virtual ~faulted_request() = default;
+
+    // A rule fired for this request (a zero delay included) and its effect happened.
+    bool injected() const { return !fault.rule.empty() && !fault.overflow && !missed; }
+
+    void end_fault() {
+        if (decider && fault.id) decider->finished(std::exchange(fault.id, 0));
+    }
+
+    void count(bool handler_caused) {
+        if (!outcomes) return;
+        if (injected())
+            ++outcomes->injected_fault;
+        else
+            ++(handler_caused ? outcomes->handler_error : outcomes->served);
+    }
+
+    // `handler_caused`: the answer reports the handler's failure (error, crash, timeout,
+    // malformed response) rather than a result or the front end's own refusal.
+    void send(http::response res, bool handler_caused) {
+        if (answered) return;
+        answered = true;
+        timer.reset();
+        delay.reset();
+        count(handler_caused);
+        if (injected()) res.set(fault_header, fault_header_value(fault));
+        http::send_options opts;
+        if (fault.p.act == action::slow_response && injected()) {
+            // The fault lasts while the answer trickles.
+            opts.bytes_per_s = fault.p.bytes_per_s;
+            opts.on_finished = [self = shared_from_this()] { self->end_fault(); };
+        } else {
+            end_fault();
+        }
+        respond.send(std::move(res), opts);
+    }
+
+    void reset_connection() {
+        if (answered) return;
+        answered = true;
+        timer.reset();
+        delay.reset();
+        count(false);
+        end_fault();
+        respond.reset();
+    }
+
+    // Holds the request unanswered (client_sees: hang) until its client leaves.
+    void hold() {
+        if (answered) return;
+        answered = held = true;
+        count(false);
+    }
+
+    // The client went away, or coldbrew is stopping: nothing more happens to this request.
+    // Waits are cancelled (which frees the request), and the connection is closed.
+    void abandon() {
+        if (!answered) {
+            answered = true;
+            count(false);
+        }
+        timer.reset();
+        delay.reset();
+        end_fault();
+        held = false;
+        respond.reset();
+    }
+};
+
+// Requests an injected fault keeps waiting (a delay, a phantom's timeout, a hang): checked
+// every 250 ms, so one whose client left is abandoned at once (its fault ends and its socket
+// closes) instead of holding a slot of max_active_faults and a file descriptor; at shutdown
+// every one is abandoned so nothing outlives the drain.
 struct app::fault_state {
-    struct hung {
-        http::responder respond;
-        std::uint64_t fault_id;
-    };
     explicit fault_state(uv_loop_t* loop) : sweep(new uv_timer_t) {
         uv_timer_init(loop, sweep);
         sweep->data = this;
@@ -86,91 +177,37 @@ struct app::fault_state {
         uv_close(reinterpret_cast<uv_handle_t*>(sweep),
                  [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
     }
-    void hold(http::responder r, std::uint64_t id, mf::decider* decider) {
-        owner = decider;
-        waiting.push_back({std::move(r), id});
-        if (!uv_is_active(reinterpret_cast<uv_handle_t*>(sweep)))
-            uv_timer_start(
-                sweep,
-                [](uv_timer_t* t) {
-                    auto* self = static_cast<fault_state*>(t->data);
-                    if (!self) return;
-                    self->waiting.remove_if([self](hung& h) {
-                        if (h.respond.alive()) return false;
-                        self->owner->finished(h.fault_id);
-                        return true;
-                    });
-                    if (self->waiting.empty()) uv_timer_stop(t);
-                },
-                250, 250);
+    void watch(std::shared_ptr<faulted_request> r) {
+        watched.push_back(std::move(r));
+        if (uv_is_active(reinterpret_cast<uv_handle_t*>(sweep))) return;
+        uv_timer_start(
+            sweep,
+            [](uv_timer_t* t) {
+                auto* self = static_cast<fault_state*>(t->data);
+                if (!self) return;
+                self->watched.remove_if([](const std::shared_ptr<faulted_request>& r) {
+                    if (r->answered && !r->held) return true;  // done; its answer is out
+                    if (r->respond.alive()) return false;
+                    r->abandon();
+                    return true;
+                });
+                if (self->watched.empty()) uv_timer_stop(t);
+            },
+            250, 250);
     }
-    // Shutdown: the servers close the connections; the faults end here.
-    void release_all() {
-        for (auto& h : waiting)
-            if (owner) owner->finished(h.fault_id);
-        waiting.clear();
+    void abandon_all() {
+        auto all = std::move(watched);
+        watched.clear();
+        for (auto& r : all) r->abandon();
         uv_timer_stop(sweep);
     }
     uv_timer_t* sweep;
-    std::list<hung> waiting;
-    mf::decider* owner = nullptr;
-};
-
-struct app::gateway_state {
-    explicit gateway_state(const config::stack& s) : routes(s) {}
-    gateway::route_table routes;
-    std::uint64_t next_request_index = 0;
-    config::api_kind default_kind = config::api_kind::rest;
-};
-
-// What every request a fault may touch carries: its answer, its fault decision and the
-// counters it ends in. The fault ends (decider::finished) when the client is answered or its
-// connection reset; exactly one outcome is counted per request.
-struct faulted_request {
-    http::responder respond;
-    std::unique_ptr<one_shot> timer;  // the integration timeout, or a phantom's wait
-    std::unique_ptr<one_shot> delay;  // an injected delay before the integration
-    bool answered = false;
-    mf::decision fault;
-    mf::decider* decider = nullptr;
-    admin::request_outcomes* outcomes = nullptr;
-
-    bool injected() const { return fault.p.injects(); }
-
-    void end_fault() {
-        if (decider && fault.id) decider->finished(fault.id);
-    }
-
-    // `handler_caused`: the answer reports the handler's failure (error, crash, timeout,
-    // malformed response) rather than a result or the front end's own refusal.
-    void send(http::response res, bool handler_caused) {
-        if (answered) return;
-        answered = true;
-        timer.reset();
-        delay.reset();
-        if (injected())
-            res.set(fault_header, fault_header_value(fault));
-        else if (outcomes)
-            ++(handler_caused ? outcomes->handler_error : outcomes->served);
-        end_fault();
-        http::send_options opts;
-        if (fault.p.act == action::slow_response) opts.bytes_per_s = fault.p.bytes_per_s;
-        respond.send(std::move(res), opts);
-    }
-
-    void reset_connection() {
-        if (answered) return;
-        answered = true;
-        timer.reset();
-        delay.reset();
-        end_fault();
-        respond.reset();
-    }
+    std::list<std::shared_ptr<faulted_request>> watched;
 };
 
 // One request in flight through the gateway: answered by the function's result or by the
 // integration timeout, whichever comes first.
-struct pending_request : faulted_request, std::enable_shared_from_this<pending_request> {
+struct pending_request : faulted_request {
     http::request req;
     gateway::route_match match;
     std::string request_id;
@@ -240,6 +277,7 @@ app::app(const config::stack& stack, app_dependencies deps)
     admin_ctx_.configured_rules = &deps_.configured_rules;
     admin_ctx_.configured_max_active = stack_.settings.faults.max_active_faults;
     admin_ctx_.decisions = deps_.decisions;
+    admin_ctx_.rule_warnings = [this](const mf::rule& r) { return config::rule_warnings(stack_, r); };
     admin_ctx_.now_ms = [this] { return fault_clock_ms(); };
     admin_ctx_.request_counters = [this] {
         return nlohmann::json{{"gateway", outcomes_gateway_.to_json()},
@@ -274,7 +312,7 @@ app::~app() {
     if (gateway_server_) gateway_server_->close();
     if (invoke_server_) invoke_server_->close();
     if (admin_server_) admin_server_->close();
-    faults_->release_all();
+    faults_->abandon_all();
     events_.reset();
     pools_.clear();
     drain_timer_->data = nullptr;
@@ -288,7 +326,8 @@ std::error_code app::start_gateway() {
     auto kind = gateway_->default_kind;
     auto* state = gateway_.get();
     auto* rng = deps_.rng;
-    opts.on_parse_failure = [kind, state, rng](http::parse_failure f) {
+    opts.on_parse_failure = [kind, state, rng, this](http::parse_failure f) {
+        ++outcomes_gateway_.served;  // the gateway's own 400/413/431
         auto id = models::uuid_v4(*rng, "gateway-request-id", "gateway", state->next_request_index++);
         if (f == http::parse_failure::body_too_large)
             return gateway::error_response(kind, gateway::gateway_error::request_too_large, id);
@@ -326,7 +365,8 @@ std::error_code app::start_invoke() {
     opts.body_limit = 8 * 1024 * 1024;
     auto* rng = deps_.rng;
     auto* next_index = &next_invoke_index_;
-    opts.on_parse_failure = [rng, next_index](http::parse_failure f) {
+    opts.on_parse_failure = [rng, next_index, this](http::parse_failure f) {
+        ++outcomes_invoke_.served;  // Lambda's own 400/413
         return invoke::malformed_request(
             f == http::parse_failure::body_too_large,
             models::uuid_v4(*rng, "invoke-request-id", "invoke", (*next_index)++));
@@ -358,6 +398,17 @@ std::error_code app::start_admin() {
     if (!deps_.faults || !deps_.fault_registry) return std::make_error_code(std::errc::invalid_argument);
     http::server_options opts;
     opts.body_limit = 1024 * 1024;  // rules, a seed: small documents
+    opts.on_parse_failure = [](http::parse_failure f) {
+        http::response res;
+        res.status = f == http::parse_failure::body_too_large     ? 413
+                     : f == http::parse_failure::header_too_large ? 431
+                                                                  : 400;
+        res.set("Content-Type", "application/json");
+        res.body = f == http::parse_failure::body_too_large
+                       ? "{\"message\":\"request body over 1 MiB\"}\n"
+                       : "{\"message\":\"malformed HTTP request\"}\n";
+        return res;
+    };
     admin_server_ = std::make_unique<http::server>(
         deps_.loop,
         [this](http::request req, http::responder respond) {
@@ -397,16 +448,19 @@ void app::on_invoke_request(http::request req, http::responder respond) {
     const auto& id = ctx.request_id;
     auto parsed = invoke::parse_invoke(req, ctx);
     if (auto* res = std::get_if<http::response>(&parsed)) {
+        ++outcomes_invoke_.served;  // Lambda's own answer to a malformed call
         respond(std::move(*res));
         return;
     }
     auto& call = std::get<invoke::invoke_request>(parsed);
     auto* pool = find_pool(call.function);
     if (!pool || !invoke::serves_qualifier(call)) {
+        ++outcomes_invoke_.served;
         respond(invoke::function_not_found(call, ctx));
         return;
     }
     if (shutting_down_) {
+        ++outcomes_invoke_.served;
         functions::invocation_result r;
         r.kind = functions::outcome::unavailable;
         r.request_id = id;
@@ -463,7 +517,6 @@ void app::invoke_sync(functions::function_pool& pool, invoke::invoke_request cal
         facts.path = "/2015-03-31/functions/" + call.as_given + "/invocations";
         p->fault = deps_.faults->decide(facts, fault_clock_ms());
         record_decision(p->fault);
-        if (p->injected()) ++outcomes_invoke_.injected_fault;
     }
     functions::invocation inv;
     inv.payload = std::move(call.payload);
@@ -482,6 +535,7 @@ void app::invoke_sync(functions::function_pool& pool, invoke::invoke_request cal
         auto lose = [this, p, scale, timeout_s](bool after_result) {
             switch (p->fault.p.client) {
             case mf::client_outcome::timeout:
+                faults_->watch(p);
                 p->timer = std::make_unique<one_shot>(deps_.loop);
                 p->timer->start(timeout_s * 1000.0 * scale, [p] {
                     p->answer(invoke::to_response(
@@ -490,8 +544,8 @@ void app::invoke_sync(functions::function_pool& pool, invoke::invoke_request cal
                 });
                 break;
             case mf::client_outcome::hang:
-                p->answered = true;
-                faults_->hold(std::move(p->respond), p->fault.id, deps_.faults);
+                p->hold();
+                faults_->watch(p);
                 break;
             case mf::client_outcome::reset:
                 if (!after_result) p->reset_connection();
@@ -547,11 +601,15 @@ void app::invoke_sync(functions::function_pool& pool, invoke::invoke_request cal
         }
         inv.on_done = [p](functions::invocation_result r) {
             const bool handler_caused = r.kind == functions::outcome::function_error;
+            // The handler answered before the injected kill: no fault reached the client.
+            if (p->fault.p.act == action::function_exit && r.kind == functions::outcome::success)
+                p->missed = true;
             p->answer(invoke::invocation_response(r, p->call), handler_caused);
         };
         pool.invoke(std::move(inv));
     };
     if (p->fault.p.delay_ms > 0) {
+        faults_->watch(p);
         p->timer = std::make_unique<one_shot>(deps_.loop);
         p->timer->start(p->fault.p.delay_ms * stack_.settings.time_scale, std::move(run));
         return;
@@ -642,7 +700,6 @@ void app::on_gateway_request(http::request req, http::responder respond) {
         facts.headers = &req.headers;
         p->fault = deps_.faults->decide(facts, fault_clock_ms());
         record_decision(p->fault);
-        if (p->injected()) ++outcomes_gateway_.injected_fault;
     }
 
     std::string event = match->route->payload_format_version == "1.0"
@@ -660,6 +717,7 @@ void app::on_gateway_request(http::request req, http::responder respond) {
     // integration timeout starts after it.
     if (p->fault.p.delay_ms > 0) {
         p->delay = std::make_unique<one_shot>(deps_.loop);
+        faults_->watch(p);
         p->delay->start(p->fault.p.delay_ms * stack_.settings.time_scale,
                         [this, p, &pool, inv = std::move(inv)]() mutable {
                             if (shutting_down_) {
@@ -690,6 +748,7 @@ void app::gateway_integrate(const std::shared_ptr<pending_request>& p, functions
     auto lose = [this, p, kind, scale, integration_timeout_ms](bool after_result) {
         switch (p->fault.p.client) {
         case mf::client_outcome::timeout:
+            faults_->watch(p);
             p->timer = std::make_unique<one_shot>(deps_.loop);
             p->timer->start(integration_timeout_ms * scale, [p, kind] {
                 p->answer(gateway::error_response(kind, gateway::gateway_error::integration_timeout,
@@ -697,8 +756,8 @@ void app::gateway_integrate(const std::shared_ptr<pending_request>& p, functions
             });
             break;
         case mf::client_outcome::hang:
-            p->answered = true;
-            faults_->hold(std::move(p->respond), p->fault.id, deps_.faults);
+            p->hold();
+            faults_->watch(p);
             spdlog::info("{} {} held without an answer  (fault {})", p->method, p->path,
                          p->fault.rule);
             break;
@@ -757,6 +816,9 @@ void app::gateway_integrate(const std::shared_ptr<pending_request>& p, functions
 
     inv.on_done = [p](functions::invocation_result r) {
         auto kind = p->match.api->kind;
+        // The handler answered before the injected kill: no fault reached the client.
+        if (p->fault.p.act == action::function_exit && r.kind == functions::outcome::success)
+            p->missed = true;
         switch (r.kind) {
         case functions::outcome::success: {
             std::string why;
@@ -791,8 +853,16 @@ void app::gateway_integrate(const std::shared_ptr<pending_request>& p, functions
     pool.invoke(std::move(inv));
 }
 
+void app::close_front_ends() {
+    faults_->abandon_all();
+    if (gateway_server_) gateway_server_->close();
+    if (invoke_server_) invoke_server_->close();
+    if (admin_server_) admin_server_->close();
+}
+
 void app::shutdown(std::uint64_t drain_ms, std::function<void()> done) {
     if (shutting_down_) {
+        close_front_ends();
         for (auto& [_, p] : pools_) p->shutdown();
         return;
     }
@@ -802,7 +872,7 @@ void app::shutdown(std::uint64_t drain_ms, std::function<void()> done) {
     if (invoke_server_) invoke_server_->stop_accepting();
     if (admin_server_) admin_server_->stop_accepting();
     // Hung requests are never answered; their connections close with the servers.
-    faults_->release_all();
+    faults_->abandon_all();
     // Events waiting for a retry go to their failure destination now; attempts in flight
     // finish (or fail) during the drain and are recorded by the queue.
     events_->shutdown();
@@ -817,6 +887,9 @@ void app::shutdown(std::uint64_t drain_ms, std::function<void()> done) {
             self->drain_deadline_ms_ = expired ? 0 : self->drain_deadline_ms_ - 10;
             if (self->in_flight() > 0 && !expired) return;
             uv_timer_stop(t);
+            // What is still open (a slow answer trickling, a client that keeps its
+            // connection) ends with the drain.
+            self->close_front_ends();
             for (auto& [_, p] : self->pools_) p->shutdown();
             if (auto done = std::move(self->on_shutdown_done_)) done();
         },

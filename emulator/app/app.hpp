@@ -96,6 +96,8 @@ private:
                            functions::function_pool& pool, functions::invocation inv);
     // The fault decision point's clock: milliseconds since the app was built (rule windows).
     double fault_clock_ms() const;
+    // Abandons every request a fault holds and closes every front end's connections.
+    void close_front_ends();
     void record_decision(const models::faults::decision& d);
 
     const config::stack& stack_;

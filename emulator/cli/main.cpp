@@ -347,6 +347,8 @@ void build_run_models(config::stack& stack, bool realistic_sla, run_models& rm) 
     models::faults::register_builtin_faults(rm.fault_kinds);
     if (realistic_sla) apply_realistic_sla(stack, rm.models->profile());
     rm.fault_rules = config::parse_fault_rules(stack.settings.faults, rm.fault_kinds);
+    for (const auto& r : rm.fault_rules)
+        for (const auto& w : config::rule_warnings(stack, r)) stack.warnings.push_back(w);
     if (stack.settings.decision_log) {
         check_decision_log_path(stack);
         if (auto ec = rm.decisions.open(*stack.settings.decision_log))
@@ -712,7 +714,10 @@ int main(int argc, char** argv) {
             if (lf.realistic_sla) apply_realistic_sla(stack, m->profile());
             models::faults::decider faults(kinds, stack.settings.seed.value_or(0));
             faults.set_max_active(stack.settings.faults.max_active_faults);
-            faults.set_rules(config::parse_fault_rules(stack.settings.faults, kinds), 0.0);
+            auto rules = config::parse_fault_rules(stack.settings.faults, kinds);
+            for (const auto& r : rules)
+                for (const auto& w : config::rule_warnings(stack, r)) stack.warnings.push_back(w);
+            faults.set_rules(std::move(rules), 0.0);
             print_stack(stack, std::cout, "http://" + stack.settings.host + ":" +
                                               std::to_string(stack.settings.gateway_port));
             print_models(stack, *m, stack.settings.seed.value_or(0), true, std::cout);

@@ -416,7 +416,12 @@ constexpr field<fault_settings> fault_fields[] = {
              fault_rule_text r;
              r.where = item.where;
              r.path = item.path;
-             r.json = rule_json(item, "", r.positions).dump();
+             try {
+                 r.json = rule_json(item, "", r.positions).dump();
+             } catch (const nlohmann::json::type_error&) {
+                 // JSON text must be UTF-8; so must a rule's route, path and header values.
+                 fail(item, item.path + " holds text that is not valid UTF-8");
+             }
              out.rules.push_back(std::move(r));
          }
      }},

@@ -1,8 +1,11 @@
 #include "emulator/config/fault_rules.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include <nlohmann/json.hpp>
+
+#include "emulator/config/yaml_tree.hpp"
 
 namespace coldbrew::config {
 
@@ -57,8 +60,9 @@ std::vector<mf::rule> parse_fault_rules(const fault_settings& faults,
         out.push_back(std::move(r));
     }
     // The SLA rules' names are taken.
-    for (const char* sla : {"sla-gateway", "sla-invoke"}) {
-        if (!names.count(sla)) continue;
+    for (const auto& [sla, configured] : {std::pair{"sla-gateway", faults.sla_gateway_percent.has_value()},
+                                          std::pair{"sla-invoke", faults.sla_invoke_percent.has_value()}}) {
+        if (!configured || !names.count(sla)) continue;
         std::size_t i = 0;
         while (i < out.size() && out[i].name != sla) ++i;
         const auto& text = faults.rules[i];
@@ -73,6 +77,29 @@ std::vector<mf::rule> parse_fault_rules(const fault_settings& faults,
     if (faults.sla_invoke_percent)
         out.push_back(mf::sla_rule(mf::front::invoke, *faults.sla_invoke_percent,
                                    faults.phantom_after_share, client, registry));
+    return out;
+}
+
+std::vector<std::string> rule_warnings(const stack& s, const mf::rule& r) {
+    std::vector<std::string> out;
+    if (!r.function.empty() && !std::any_of(s.functions.begin(), s.functions.end(), [&](const function& f) {
+            return f.name == r.function || f.function_name == r.function;
+        }))
+        out.push_back("fault rule '" + r.name + "': no function named '" + r.function +
+                      "'; it will never fire");
+    if (!r.route.empty()) {
+        std::vector<std::string> keys;
+        for (const auto& rt : s.routes)
+            keys.push_back(rt.path == "$default" ? std::string("$default") : rt.method + " " + rt.path);
+        for (const auto& f : s.functions) keys.push_back("Invoke " + f.name);
+        if (std::find(keys.begin(), keys.end(), r.route) == keys.end()) {
+            std::string text = "fault rule '" + r.name + "': no route '" + r.route + "'";
+            if (const auto best = detail::closest_match(r.route, keys))
+                text += " (did you mean '" + *best + "'?)";
+            out.push_back(text + "; route keys are \"METHOD /path\" as the template declares "
+                                 "them, \"$default\", or \"Invoke <function>\"; it will never fire");
+        }
+    }
     return out;
 }
 

@@ -15,4 +15,9 @@ namespace coldbrew::config {
 std::vector<models::faults::rule> parse_fault_rules(const fault_settings& faults,
                                                     const models::faults::fault_registry& registry);
 
+// What in `r` names nothing in the stack, one sentence each: a `function` no function has as
+// logical id or FunctionName, a `route` no API declares ("POST /pay", "$default", or
+// "Invoke <logical id>" on the Invoke front). Such a rule is valid but never fires.
+std::vector<std::string> rule_warnings(const stack& s, const models::faults::rule& r);
+
 }  // namespace coldbrew::config

@@ -86,6 +86,11 @@ std::error_code list_files(const fs::path& top, std::vector<file_item>& out) {
             const auto st = e.symlink_status(sec);
             if (sec || fs::is_symlink(st)) continue;
             if (fs::is_directory(st)) {
+                // Python writes __pycache__ into the code directory the first time it runs
+                // a handler; counting it would make the second run's model (and decision
+                // log) differ from the first. `sam build` leaves it out too (aws-lambda-builders,
+                // python_pip workflow, EXCLUDED_FILES).
+                if (e.path().filename() == "__pycache__") continue;
                 subdirs.push_back(e.path());
             } else if (fs::is_regular_file(st)) {
                 const auto size = e.file_size(sec);

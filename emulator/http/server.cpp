@@ -119,9 +119,11 @@ struct write_op {
 // timer handle and freed in the handle's close callback; the connection stops it when it
 // finishes or closes.
 struct slow_write {
-    static constexpr std::uint64_t slice_ms = 50;
+    static constexpr std::uint64_t default_slice_ms = 50;
 
     uv_timer_t timer{};
+    std::uint64_t slice_ms = default_slice_ms;
+    std::function<void()> on_finished;  // send_options::on_finished
     connection* conn = nullptr;  // valid while the timer runs: closing stops the timer first
     std::string data;            // the whole serialized response
     std::size_t offset = 0;      // bytes already handed to uv_write
@@ -245,10 +247,11 @@ struct connection : std::enable_shared_from_this<connection> {
         bool keep = keep_alive && !last_request;
         std::string data = serialize(res, keep, head, version);
         if (opts.bytes_per_s > 0 && std::isfinite(opts.bytes_per_s)) {
-            start_slow_write(std::move(data), opts.bytes_per_s, keep);
+            start_slow_write(std::move(data), opts.bytes_per_s, keep, opts.on_finished);
             return;  // still busy: the idle sweep leaves the connection alone until the end
         }
         write(std::move(data), !keep);
+        if (opts.on_finished) opts.on_finished();
         finish_response(keep);
     }
 
@@ -257,11 +260,16 @@ struct connection : std::enable_shared_from_this<connection> {
         if (keep) process();
     }
 
-    void start_slow_write(std::string data, double bytes_per_s, bool keep) {
+    void start_slow_write(std::string data, double bytes_per_s, bool keep,
+                          std::function<void()> on_finished) {
         auto* w = new slow_write;
         w->conn = this;
         w->data = std::move(data);
-        w->bytes_per_slice = bytes_per_s * static_cast<double>(slow_write::slice_ms) / 1000.0;
+        w->on_finished = std::move(on_finished);
+        // Below 20 B/s a 50 ms slice would be under one byte: one byte per 1/rate s instead.
+        if (bytes_per_s * static_cast<double>(w->slice_ms) / 1000.0 < 1.0)
+            w->slice_ms = static_cast<std::uint64_t>(std::min(std::ceil(1000.0 / bytes_per_s), 3.6e6));
+        w->bytes_per_slice = bytes_per_s * static_cast<double>(w->slice_ms) / 1000.0;
         w->keep_alive = keep;
         uv_timer_init(tcp.loop, &w->timer);
         w->timer.data = w;
@@ -273,20 +281,21 @@ struct connection : std::enable_shared_from_this<connection> {
                 auto* w = static_cast<slow_write*>(t->data);
                 w->conn->write_slice(*w);
             },
-            0, slow_write::slice_ms);
+            0, w->slice_ms);
     }
 
     void stop_slow_write() {
         auto* w = std::exchange(slow, nullptr);
         if (!w) return;
         uv_timer_stop(&w->timer);
+        if (auto done = std::exchange(w->on_finished, nullptr)) done();
         uv_close(reinterpret_cast<uv_handle_t*>(&w->timer),
                  [](uv_handle_t* h) { delete static_cast<slow_write*>(h->data); });
     }
 
     void write_slice(slow_write& w) {
         // round(), with what rounding gave or took carried into the next slice. At least one
-        // byte per slice: rates under 20 B/s run at 20 B/s, and build up no debt.
+        // byte per slice (slices are longer below 20 B/s), with no debt built up.
         double budget = w.carry + w.bytes_per_slice;
         double want = std::max(1.0, std::round(budget));
         w.carry = std::max(budget - want, -0.5);
@@ -300,8 +309,8 @@ struct connection : std::enable_shared_from_this<connection> {
         }
         // The client may have half-closed, or the server begun stopping, since the head went out.
         bool keep = w.keep_alive && !last_request;
-        stop_slow_write();  // w is freed in its close callback, later; not used below
         write(std::move(slice), !keep);
+        stop_slow_write();  // calls on_finished; w is freed in its close callback, later
         if (!closing) finish_response(keep);
     }
 

@@ -23,9 +23,12 @@ namespace coldbrew::http {
 // something else.
 struct send_options {
     // > 0: the whole response (status line, headers and body) is written at this many bytes
-    // per second, in slices every 50 ms, as a slow network would deliver it. A slice is at
-    // least one byte, so rates under 20 B/s run at 20 B/s. 0 (or not finite): at once.
+    // per second, in slices every 50 ms (below 20 B/s: one byte every 1/rate s), as a slow
+    // network would deliver it. 0 (or not finite): at once.
     double bytes_per_s = 0;
+    // Called once when the response has been handed to the socket in full, or when the
+    // connection closed before that; on the loop. May be empty.
+    std::function<void()> on_finished;
 };
 
 // Answers one request. Call one of send/operator()/reset at most once; later calls, and calls

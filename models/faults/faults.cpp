@@ -353,6 +353,8 @@ void read_window(const nlohmann::json& v, rule& r) {
     detail::reject_unknown_keys(v, "window.", {"from", "until"});
     if (v.contains("from")) r.window_from_ms = read_duration_ms(v["from"], "window.from");
     if (v.contains("until")) r.window_until_ms = read_duration_ms(v["until"], "window.until");
+    if (r.window_until_ms && !(*r.window_until_ms > 0))
+        throw rule_error("window.until", "must be later than 0 (the rule would never fire)");
     if (r.window_from_ms && r.window_until_ms && !(*r.window_from_ms < *r.window_until_ms))
         throw rule_error("window.until", "must be later than window.from (" +
                                              format_ms(*r.window_from_ms) + "), got " +

@@ -342,3 +342,29 @@ TEST_CASE("faults: one seed and one request sequence give the same decision log"
     CHECK(one.find(R"("rule":"sla-gateway")") != std::string::npos);
     CHECK(one.find(R"("rule":"coin")") != std::string::npos);
 }
+
+TEST_CASE("faults: SIGINT does not wait for requests a fault holds", "[integration]") {
+    fault_app app("faults:\n  rules:\n"
+                  "    - {name: hang, route: POST /pay, fault: {kind: phantom, when: before, client_sees: hang}}\n"
+                  "    - {name: slow, route: POST /v2/pay, fault: {kind: delay, duration: 10min}}\n");
+    running cb(app);
+    http_attempt_result hung, delayed;
+    std::thread a([&] { hung = cb.pay("held", "/pay", std::chrono::seconds(15)); });
+    std::thread b([&] { delayed = cb.pay("late", "/v2/pay", std::chrono::seconds(15)); });
+    bool both = false;
+    for (int i = 0; i < 100 && !both; ++i) {
+        both = cb.admin_json("GET", "/counters")["faults"]["active"] == 2;
+        if (!both) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    REQUIRE(both);
+    const auto start = std::chrono::steady_clock::now();
+    cb.proc.signal(SIGINT);
+    CHECK(cb.proc.wait_exit(std::chrono::seconds(10)) == 0);
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+    a.join();
+    b.join();
+    // The held clients see their connection end, not an answer.
+    CHECK(hung.end != ending::answered);
+    CHECK(delayed.end != ending::answered);
+    CHECK(cb.proc.stdout_text().find("2 injected faults") != std::string::npos);
+}

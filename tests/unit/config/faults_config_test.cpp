@@ -116,3 +116,13 @@ TEST_CASE("faults config: errors name the file, line and key", "[unit]") {
     CHECK(contains(at("faults:\n  rules: {name: x}\n").what(), "faults.rules"));
     CHECK(contains(at("faults:\n  rules:\n    - just text\n").what(), "faults.rules[0]"));
 }
+
+TEST_CASE("faults config: text that is not UTF-8 is an error, not a crash", "[unit]") {
+    temp_app app;
+    auto e = error_of([&] { load(app, "faults:\n  rules:\n    - {route: \"GET /\xff\", fault: {kind: reset}}\n"); });
+    CHECK(e.where().line == 3);
+    CHECK(contains(e.what(), "UTF-8"));
+    // The SLA rules' names are only taken when an SLA is configured.
+    auto l = load(app, "faults:\n  rules:\n    - {name: sla-gateway, fault: {kind: reset}}\n");
+    CHECK(l.rules.size() == 1);
+}

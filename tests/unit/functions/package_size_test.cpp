@@ -186,3 +186,14 @@ TEST_CASE("package size: symlinks are not followed", "[unit]") {
     CHECK(m.bytes == handler.size());
     CHECK(m.zipped_bytes < 1024);
 }
+
+TEST_CASE("package size: __pycache__ written by a local run is not part of the package", "[unit]") {
+    temp_dir d;
+    write_file(d.path() / "app.py", std::string(300, 'x'));
+    const auto before = measure({d.path()});
+    write_file(d.path() / "__pycache__" / "app.cpython-311.pyc", std::string(5000, 'p'));
+    write_file(d.path() / "lib" / "__pycache__" / "m.cpython-311.pyc", std::string(5000, 'q'));
+    const auto after = measure({d.path()});
+    CHECK(after.files == before.files);
+    CHECK(after.zipped_bytes == before.zipped_bytes);
+}

@@ -370,6 +370,62 @@ TEST_CASE("server: a response sent at a byte rate arrives whole, in slices, no f
     CHECK(timer_handles(&f.loop) == 1);  // only the server's idle sweep; the slow writer is gone
 }
 
+TEST_CASE("server: on_finished is called once the answer is out, slow or not", "[unit]") {
+    loop_fixture f;
+    int finished_fast = 0, finished_slow = 0;
+    server s(&f.loop, [&](request req, responder respond) {
+        response res;
+        res.body = std::string(300, 'a');
+        send_options o;
+        const bool slow = req.path() == "/slow";
+        if (slow) o.bytes_per_s = 4000;
+        o.on_finished = [&, slow] { ++(slow ? finished_slow : finished_fast); };
+        respond.send(std::move(res), o);
+    });
+    REQUIRE_FALSE(s.listen("127.0.0.1", 0));
+    int port = s.port();
+    f.drive([&] { return exchange(port, "GET /fast HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", false); });
+    CHECK(finished_fast == 1);
+    auto got = f.drive([&] { return exchange(port, "GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", false); });
+    CHECK(got.size() > 300);
+    CHECK(finished_slow == 1);
+}
+
+TEST_CASE("server: below 20 B/s a slow answer goes one byte at a time, and a reset ends it", "[unit]") {
+    loop_fixture f;
+    int finished = 0;
+    server s(&f.loop, [&](request, responder respond) {
+        response res;
+        res.body = "x";
+        send_options o;
+        o.bytes_per_s = 5;  // one byte every 200 ms
+        o.on_finished = [&] { ++finished; };
+        respond.send(std::move(res), o);
+    });
+    REQUIRE_FALSE(s.listen("127.0.0.1", 0));
+    int port = s.port();
+    std::uint64_t started_ms = loop_now(&f.loop);
+    auto first = f.drive([&] {
+        int fd = connect_to(port);
+        std::string raw = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+        ::send(fd, raw.data(), raw.size(), MSG_NOSIGNAL);
+        std::string got;
+        char buf[16];
+        while (got.size() < 3) {
+            ssize_t n = ::recv(fd, buf, 1, 0);
+            if (n <= 0) break;
+            got.append(buf, static_cast<std::size_t>(n));
+        }
+        close_with_reset(fd);
+        return got;
+    });
+    CHECK(first == "HTT");
+    // Three bytes: the first at once, then two more 200 ms apart (lower bound only).
+    CHECK(loop_now(&f.loop) - started_ms >= 399);
+    CHECK(run_until(&f.loop, [&] { return s.open_connections() == 0; }));
+    CHECK(finished == 1);  // the connection ended before the answer did
+}
+
 TEST_CASE("server: a slow response keeps its connection busy until the last slice", "[unit]") {
     loop_fixture f;
     server_options o;
