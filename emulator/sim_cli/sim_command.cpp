@@ -310,7 +310,7 @@ void add_sim_command(CLI::App& app, sim_options& opts) {
                     "'cost_per_million < 5'; exit 1 when one fails");
     sim->add_option("--set", opts.set, "Override a value by key path, repeatable: components.db.retry=none");
     sim->add_option("--sweep", opts.sweep,
-                    "One run per value: 'components.db.retry.max_attempts=1,2,3,5'; prints a table");
+                    "One run per value: 'components.fn.memory_mb=512,1024,2048'; prints a table");
     sim->add_flag("--json", opts.json, "Print the report as JSON");
     sim->add_option("--html", opts.html, "Write a self-contained HTML report with plots to this file");
     sim->add_flag("--no-progress", opts.no_progress, "No progress bar");

@@ -623,7 +623,8 @@ private:
             out_.components[e.comp].queue_wait_us +=
                 static_cast<std::uint64_t>((now - e.arrived) * 1000.0 + 0.5);
         e.start = now;
-        e.kill_at = now + c.timeout_ms;
+        // The timeout starts after Init (see engine.cpp).
+        e.kill_at = now + e.init_ms + c.timeout_ms;
         const double lat = std::max(0.0, c.latency_sampler(d));
         double ready = now + e.init_ms + lat;
         if (ready >= e.kill_at) {

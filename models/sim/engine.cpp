@@ -152,6 +152,9 @@ std::uint32_t add_hop(const scenario& s, compiled& out, const step& st, std::uin
         invalid("call to '" + target.name +
                 "': Lambda's asynchronous retries apply to async calls only");
     h.timeout_ms = st.timeout_ms ? *st.timeout_ms : target.timeout_ms;
+    // A synchronous caller of a function waits for its Init phase too, which has its own
+    // 10 s limit on demand (AWS Lambda Developer Guide, "Lambda execution environment").
+    if (!st.timeout_ms && target.kind == service_kind::lambda) h.timeout_ms += 10000;
     if (!(h.timeout_ms < inf)) h.timeout_ms = s.client_timeout_ms;
     h.async = st.async;
     if (h.retry->type == retry_policy::kind::sdk_standard) {
@@ -599,7 +602,9 @@ private:
             ++invocation_;
         }
         const double lat = std::max(0.0, c.latency_sampler(*d_));
-        const double kill = t + c.timeout_ms;
+        // The function's timeout starts after its Init phase, which has a limit of its own
+        // (10 s on demand; AWS Lambda Developer Guide, "Lambda execution environment").
+        const double kill = t + init + c.timeout_ms;
         double end = t + init + lat;
         bool ok = true;
         if (end >= kill) {

@@ -340,8 +340,15 @@ std::optional<double> report_metric(const nlohmann::ordered_json& report, const 
     if (name == "cost_per_million") return at({"cost", "per_million_requests"});
     if (name == "cold_start_share") return at({"cold_start_share", "invocations_percent"});
     if (name == "retry_amplification") return at({"retry_amplification"});
-    for (const char* q : {"p50", "p90", "p95", "p99", "p99.9", "mean", "max"})
-        if (name == q) return at({"latency_ms", q});
+    for (const char* q : {"p50", "p90", "p95", "p99", "p99.9", "mean", "max"}) {
+        if (name != q) continue;
+        // Latencies are of successful requests: with none, there is no latency to gate on
+        // (a system that fails everything must not pass 'p99 < 1ms').
+        const auto requests = at({"requests"});
+        const auto failed = at({"availability", "failed_requests"});
+        if (!requests || !failed || *requests - *failed < 1) return std::nullopt;
+        return at({"latency_ms", q});
+    }
     return std::nullopt;
 }
 

@@ -229,3 +229,24 @@ flow: [fn]
     CHECK(run(plain.variants[0].scenario, {1, {}}).latency.quantile_ms(0.5) == Approx(100).epsilon(0.01));
     CHECK_THROWS(load("components:\n  fn: {service: lambda, runtime: nodejs20.x, cpu_share: 1.5, latency: fixed(1ms)}\nflow: [fn]\n"));
 }
+
+TEST_CASE("sim: a function's timeout starts after its Init phase", "[unit]") {
+    // Every invocation cold, an Init of about 1.7 s (15 MB of Node dependencies), a 1 s
+    // timeout and 500 ms of work: Lambda's timeout covers the invocation, not the Init phase.
+    const auto l = load(R"Y(
+requests: 2000
+components:
+  fn:
+    service: lambda
+    availability: 100%
+    runtime: nodejs20.x
+    package_mb: 15
+    cold_start_share: 1
+    latency: fixed(500ms)
+    timeout: 1s
+flow: [fn]
+)Y");
+    const auto r = run(l.variants[0].scenario, {1, {}});
+    CHECK(r.successes == r.requests);
+    CHECK(r.latency.quantile_ms(0.5) > 1500);  // Init + 500 ms
+}
