@@ -731,6 +731,26 @@ void read_arrivals(const ynode& v, sim::arrivals& a) {
         }
     }
     if (shapes > 1) fail(v, "give one of rate, phases and bursts");
+    if (!a.phases.empty()) {
+        // One pass of the phases is one replication, simulated in memory: it must bring
+        // requests, and a bounded number of them (memory grows with a pass, not a run).
+        double arrivals = 0;
+        for (const auto& p : a.phases) {
+            if (p.arrival_count) {
+                arrivals += static_cast<double>(*p.arrival_count);
+            } else {
+                const double end_rate = p.ramp_to.value_or(p.arrival_rate);
+                arrivals += (p.arrival_rate + end_rate) / 2 * p.duration_ms / 1000.0;
+            }
+        }
+        if (arrivals < 1)
+            fail(v, "one pass of these phases brings no request; give a rate or an arrivalCount");
+        constexpr double max_pass = 5e6;
+        if (arrivals > max_pass)
+            fail(v, "one pass of these phases brings about " + shortest(arrivals) +
+                        " requests; at most 5000000 (a pass is simulated in memory; repeat a "
+                        "shorter pass with `requests:` instead)");
+    }
 }
 
 // ---- top level ---------------------------------------------------------------------------
@@ -931,11 +951,11 @@ loaded_scenario load_tree(ynode root, const std::string& file,
         l.dir = std::filesystem::path(file).parent_path();
         l.profile = builtin;
         sim::scenario s = read_document(tree, l);
-        if (!out.profile || l.profile != builtin) out.profile = l.profile;
-        out.variants.push_back({name, std::move(s)});
+        // Each variant keeps the profile it read (its own `profile:` or the built-in one).
+        s.model_profile = l.profile.get();
+        out.variants.push_back({name, std::move(s), l.profile});
     }
-    // Every variant points at the one profile kept alive here.
-    for (auto& v : out.variants) v.scenario.model_profile = out.profile.get();
+    out.profile = out.variants.front().profile;
     return out;
 }
 

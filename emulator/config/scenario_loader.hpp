@@ -86,10 +86,12 @@ scenario_override parse_override(const std::string& text, const std::string& ori
 struct scenario_variant {
     std::string name;  // "" when the file has no variants
     models::sim::scenario scenario;
+    // The profile this variant's scenario points into (a variant may `set` its own).
+    std::shared_ptr<const models::profile> profile;
 };
 
 struct loaded_scenario {
-    std::shared_ptr<const models::profile> profile;  // the scenarios point into it
+    std::shared_ptr<const models::profile> profile;  // the first variant's
     std::vector<scenario_variant> variants;          // at least one
 };
 

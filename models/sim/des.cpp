@@ -266,8 +266,15 @@ public:
             }
             }
         }
-        // The arrival process's span: the drain after the last arrival is not traffic time.
+        // The arrival process's span: the drain after the last arrival is not traffic time,
+        // but a pass of phases lasts all its phases, a quiet one at the end included
+        // (provisioned concurrency is paid for through it).
         now = last_arrival_;
+        if (!m_.s->arrival.phases.empty()) {
+            double pass_ms = 0;
+            for (const auto& p : m_.s->arrival.phases) pass_ms += p.duration_ms;
+            now = std::max(now, pass_ms);
+        }
         out_.simulated_us += static_cast<std::uint64_t>(now * 1000.0);
         for (std::size_t f = 0; f < pools_.size(); ++f) {
             const c_comp& c = m_.comps[m_.functions[f]];

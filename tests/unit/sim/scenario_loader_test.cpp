@@ -1,4 +1,5 @@
 #include "emulator/config/scenario_loader.hpp"
+#include "models/sim/engine.hpp"
 
 #include <string>
 
@@ -127,4 +128,25 @@ variants:
     CHECK(bad.where().file == "--set x");
     CHECK(bad.key_path() == "components.db.retry.max_attempts");
     CHECK(config::parse_override("a.b=3", "x").path == "a.b");
+}
+
+TEST_CASE("scenario: a pass of phases must bring requests, and a bounded number of them", "[unit]") {
+    const auto none = error_of(base + "arrivals: {phases: [{duration: 1s, arrivalRate: 0}]}\n");
+    CHECK(std::string(none.what()).find("brings no request") != std::string::npos);
+    const auto tiny = error_of(base + "arrivals: {phases: [{duration: 1s, arrivalRate: 0.001}]}\n");
+    CHECK(std::string(tiny.what()).find("brings no request") != std::string::npos);
+    const auto huge = error_of(base + "arrivals: {phases: [{duration: 1s, arrivalCount: 1000000000000}]}\n");
+    CHECK(std::string(huge.what()).find("at most 5000000") != std::string::npos);
+    CHECK_NOTHROW(config::load_scenario_text(
+        base + "arrivals: {phases: [{duration: 10s, arrivalRate: 10}, {duration: 1h, arrivalRate: 0}]}\n",
+        "s.yaml"));
+}
+
+TEST_CASE("scenario: a trailing quiet phase is simulated time too", "[unit]") {
+    const auto l = config::load_scenario_text(
+        base + "engine: events\nrequests: 100\narrivals: {phases: [{duration: 10s, arrivalRate: 10}, {duration: 1h, arrivalRate: 0}]}\n",
+        "s.yaml");
+    const auto r = coldbrew::models::sim::run(l.variants[0].scenario, {1, {}});
+    CHECK(r.engine == "events");
+    CHECK(static_cast<double>(r.simulated_us) / 1e6 >= 3610);
 }
