@@ -337,6 +337,10 @@ double expect_percent(const ynode& v, std::string_view what) {
     if (ec != std::errc() || ptr != end || !std::isfinite(x) || !(x > 0.0) || x > 100.0)
         fail(v, std::string(what) + " must be a percentage greater than 0 and at most 100, got " +
                     v.text);
+    // 0.999 is far more likely a fraction meant as 99.9% than a 0.999% SLA.
+    if (x <= 1.0 && v.text.back() != '%')
+        fail(v, std::string(what) + " is a percentage: " + v.text + " reads as " + v.text +
+                    "%; write it with a % sign (e.g. 99.9%) to say what you mean");
     return x;
 }
 

@@ -324,10 +324,12 @@ struct loader {
             }
             st.type = sim::step::kind::parallel;
             for (const auto& branch : expect_sequence(*par, "parallel branches").items) {
-                if (branch.is_sequence())
+                if (branch.is_sequence()) {
+                    if (branch.items.empty()) fail(branch, "an empty branch calls nothing");
                     st.branches.push_back(steps(branch));
-                else
+                } else {
                     st.branches.push_back({step(branch)});
+                }
             }
             if (st.branches.empty()) fail(*par, "a parallel step needs at least one branch");
             return st;

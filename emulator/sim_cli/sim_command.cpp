@@ -103,6 +103,11 @@ void print_text(const json& r, const std::string& title, std::ostream& out) {
         << c["region"].get<std::string>() << ", " << c["prices_date"].get<std::string>() << ")\n";
     for (const auto& it : c["items"])
         out << "                  " << pad(it["item"].get<std::string>(), 44) << lpad(dollars(num(it["per_million_requests"])), 10) << "\n";
+    if (c.contains("not_priced") && !c["not_priced"].empty()) {
+        std::string names;
+        for (const auto& n : c["not_priced"]) names += (names.empty() ? "" : ", ") + n.get<std::string>();
+        out << "                  not priced (give price_per_million): " << names << "\n";
+    }
     if (!r["failures"].empty()) {
         out << "  failures by root cause\n";
         for (const auto& f : r["failures"])
@@ -130,9 +135,14 @@ void print_text(const json& r, const std::string& title, std::ostream& out) {
             const json& q = x["queue"];
             notes += (notes.empty() ? "" : "; ") + std::string("queued ") + fixed(num(q["waited_percent"]), 2) +
                      "%, mean wait " + ms_text(num(q["wait_mean_ms"]));
-            if (q.contains("erlang_c"))
+            if (q.contains("erlang_c")) {
+                // At utilisation >= 1 the queue grows without bound: no finite mean wait.
+                const auto& w = q["erlang_c"]["wait_mean_ms"];
                 notes += " (M/M/c Erlang C: " + fixed(num(q["erlang_c"]["wait_percent"]), 2) + "%, " +
-                         ms_text(num(q["erlang_c"]["wait_mean_ms"])) + ")";
+                         (w.is_number() && std::isfinite(num(w)) ? ms_text(num(w))
+                                                                  : std::string("unbounded: utilisation >= 1")) +
+                         ")";
+            }
         }
         if (x.contains("async"))
             notes += (notes.empty() ? "" : "; ") + std::string("async delivered ") +
@@ -248,7 +258,7 @@ ensure_gate parse_ensure(const std::string& text) {
     while (!value.empty() && value.back() == ' ') value.pop_back();
     double x = 0;
     const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), x);
-    if (ec != std::errc())
+    if (ec != std::errc() || !std::isfinite(x))
         throw std::invalid_argument("--ensure '" + text + "': expected a number after " + g.op);
     std::string unit(p, static_cast<const char*>(value.data() + value.size()));
     while (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);

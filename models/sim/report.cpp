@@ -236,8 +236,14 @@ nlohmann::ordered_json report_json(const scenario& s, const run_result& r) {
         if (c.price_per_million_calls)
             add(c.name + ": calls", static_cast<double>(k.attempts) * *c.price_per_million_calls / 1e6);
     }
+    // Services the price table does not cover and the scenario gave no price for: their cost
+    // is missing from the total, and the report says so.
+    json unpriced = json::array();
+    for (const auto& c : s.components)
+        if (c.kind == service_kind::generic && !c.price_per_million_calls) unpriced.push_back(c.name);
     json cost;
     cost["per_million_requests"] = sig(total, 4);
+    cost["not_priced"] = unpriced;
     cost["prices_date"] = p.date;
     cost["region"] = p.region;
     cost["items"] = items;

@@ -126,3 +126,10 @@ TEST_CASE("faults config: text that is not UTF-8 is an error, not a crash", "[un
     auto l = load(app, "faults:\n  rules:\n    - {name: sla-gateway, fault: {kind: reset}}\n");
     CHECK(l.rules.size() == 1);
 }
+
+TEST_CASE("faults config: an SLA written as a fraction is an error, not 0.999%", "[unit]") {
+    temp_app app;
+    auto e = error_of([&] { load(app, "faults:\n  sla: {gateway: 0.999}\n"); });
+    CHECK(contains(e.what(), "99.9%"));
+    CHECK(load(app, "faults:\n  sla: {gateway: 0.5%}\n").rules.size() == 1);  // said with a %
+}

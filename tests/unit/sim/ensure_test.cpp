@@ -26,3 +26,8 @@ TEST_CASE("sim: --ensure expressions", "[unit]") {
     CHECK_THROWS_AS(parse_ensure("duplicates"), std::invalid_argument);
     CHECK_THROWS_AS(parse_ensure("availability >= 99 ms"), std::invalid_argument);
 }
+
+TEST_CASE("ensure: a threshold must be a finite number", "[unit]") {
+    CHECK_THROWS_AS(coldbrew::sim_cli::parse_ensure("p95 < nan"), std::invalid_argument);
+    CHECK_THROWS_AS(coldbrew::sim_cli::parse_ensure("p95 < inf"), std::invalid_argument);
+}

@@ -150,3 +150,8 @@ TEST_CASE("scenario: a trailing quiet phase is simulated time too", "[unit]") {
     CHECK(r.engine == "events");
     CHECK(static_cast<double>(r.simulated_us) / 1e6 >= 3610);
 }
+
+TEST_CASE("scenario: an empty parallel branch is an error", "[unit]") {
+    const auto e = error_of(replace(base, "flow: [api]", "flow: [{parallel: [[], [api]]}]"));
+    CHECK(std::string(e.what()).find("empty branch") != std::string::npos);
+}
