@@ -877,6 +877,17 @@ void apply_override(ynode& root, const scenario_override& o) {
             throw config_error(where, o.path, "cannot set '" + o.path + "'");
         }
         ynode* child = node->find(key);
+        if (!child && walked.rfind("components.", 0) == 0 &&
+            walked.find('.', std::string("components.").size()) == std::string::npos) {
+            // An override adds keys, not components: a misspelt name would otherwise make an
+            // empty component that "needs 'service'".
+            std::vector<std::string> names;
+            for (const auto& m : node->members) names.push_back(m.key);
+            const auto best = detail::closest_match(key, names);
+            throw config_error(where, o.path,
+                               "no component named '" + key + "'" +
+                                   (best ? " (did you mean '" + *best + "'?)" : std::string()));
+        }
         if (!child) {
             node->members.push_back(ymember{key, where, ynode::make_scalar("", where, walked)});
             child = &node->members.back().value;

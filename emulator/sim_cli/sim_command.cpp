@@ -202,27 +202,39 @@ private:
 };
 
 // "path=v1,v2,…" → (path, values).
+
+}  // namespace
+
 std::pair<std::string, std::vector<std::string>> parse_sweep(const std::string& text) {
     const auto eq = text.find('=');
     if (eq == std::string::npos || eq == 0)
         throw std::invalid_argument("--sweep must be path=v1,v2,…, got '" + text + "'");
     std::vector<std::string> values;
-    std::string rest = text.substr(eq + 1);
-    std::size_t start = 0;
-    while (start <= rest.size()) {
-        const auto comma = rest.find(',', start);
-        std::string v = rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::string rest = text.substr(eq + 1);
+    // Values are split at commas outside brackets, so a distribution
+    // ("lognormal(median=5ms, p99=20ms)"), a list or a mapping is one value.
+    auto push = [&](std::string v) {
         while (!v.empty() && v.front() == ' ') v.erase(0, 1);
         while (!v.empty() && v.back() == ' ') v.pop_back();
         if (v.empty()) throw std::invalid_argument("--sweep: empty value in '" + text + "'");
-        values.push_back(v);
-        if (comma == std::string::npos) break;
-        start = comma + 1;
+        values.push_back(std::move(v));
+    };
+    int depth = 0;
+    std::string current;
+    for (char ch : rest) {
+        if (ch == '(' || ch == '[' || ch == '{') ++depth;
+        if (ch == ')' || ch == ']' || ch == '}') --depth;
+        if (depth < 0) throw std::invalid_argument("--sweep: unbalanced brackets in '" + text + "'");
+        if (ch == ',' && depth == 0) {
+            push(std::exchange(current, std::string()));
+            continue;
+        }
+        current += ch;
     }
+    if (depth != 0) throw std::invalid_argument("--sweep: unbalanced brackets in '" + text + "'");
+    push(std::move(current));
     return {text.substr(0, eq), values};
 }
-
-}  // namespace
 
 ensure_gate parse_ensure(const std::string& text) {
     ensure_gate g;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace CLI {
@@ -48,5 +49,9 @@ struct ensure_gate {
 // "cost_per_million < 5". Throws std::invalid_argument with a message naming the problem.
 ensure_gate parse_ensure(const std::string& text);
 bool ensure_holds(const ensure_gate& g, double value);
+
+// "path=v1,v2,…" → (path, values). Commas inside (), [] or {} do not split, so a
+// distribution, a list or a mapping is one value. Throws std::invalid_argument.
+std::pair<std::string, std::vector<std::string>> parse_sweep(const std::string& text);
 
 }  // namespace coldbrew::sim_cli

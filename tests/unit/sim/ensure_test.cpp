@@ -31,3 +31,16 @@ TEST_CASE("ensure: a threshold must be a finite number", "[unit]") {
     CHECK_THROWS_AS(coldbrew::sim_cli::parse_ensure("p95 < nan"), std::invalid_argument);
     CHECK_THROWS_AS(coldbrew::sim_cli::parse_ensure("p95 < inf"), std::invalid_argument);
 }
+
+TEST_CASE("sweep: values split at commas outside brackets", "[unit]") {
+    using coldbrew::sim_cli::parse_sweep;
+    const auto [path, values] =
+        parse_sweep("components.api.latency=lognormal(median=5ms, p99=20ms), fixed(5ms),[a, b]");
+    CHECK(path == "components.api.latency");
+    REQUIRE(values.size() == 3);
+    CHECK(values[0] == "lognormal(median=5ms, p99=20ms)");
+    CHECK(values[1] == "fixed(5ms)");
+    CHECK(values[2] == "[a, b]");
+    CHECK_THROWS_AS(parse_sweep("x=fixed(5ms"), std::invalid_argument);
+    CHECK_THROWS_AS(parse_sweep("x=1,,2"), std::invalid_argument);
+}

@@ -155,3 +155,8 @@ TEST_CASE("scenario: an empty parallel branch is an error", "[unit]") {
     const auto e = error_of(replace(base, "flow: [api]", "flow: [{parallel: [[], [api]]}]"));
     CHECK(std::string(e.what()).find("empty branch") != std::string::npos);
 }
+
+TEST_CASE("scenario: --set naming no component is an error with a suggestion", "[unit]") {
+    const auto e = error_of(base, {config::parse_override("components.dbb.memory_mb=512", "--set")});
+    CHECK(std::string(e.what()).find("did you mean 'db'") != std::string::npos);
+}
