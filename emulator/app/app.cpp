@@ -130,7 +130,12 @@ struct faulted_request : std::enable_shared_from_this<faulted_request> {
         respond.send(std::move(res), opts);
     }
 
-    void reset_connection() {
+    // The front end's answer; the gateway's also writes its access-log line.
+    virtual void answer(http::response res, bool handler_caused = false) {
+        send(std::move(res), handler_caused);
+    }
+
+    virtual void reset_connection() {
         if (answered) return;
         answered = true;
         timer.reset();
@@ -215,7 +220,7 @@ struct pending_request : faulted_request {
     std::chrono::steady_clock::time_point started;
     const coldbrew::clock* clock = nullptr;
 
-    void answer(http::response res, bool handler_caused = false) {
+    void answer(http::response res, bool handler_caused = false) override {
         if (answered) return;
         double ms = std::chrono::duration<double, std::milli>(clock->steady() - started).count();
         spdlog::info("{} {} {} {:.2f} ms{}", method, path, res.status, ms,
@@ -223,7 +228,7 @@ struct pending_request : faulted_request {
         send(std::move(res), handler_caused);
     }
 
-    void reset_connection() {
+    void reset_connection() override {
         if (answered) return;
         spdlog::info("{} {} connection reset  (fault {})", method, path, fault.rule);
         faulted_request::reset_connection();
@@ -492,8 +497,6 @@ namespace {
 struct pending_invoke : faulted_request {
     invoke::invoke_request call;
     std::string request_id;
-
-    void answer(http::response res, bool handler_caused = false) { send(std::move(res), handler_caused); }
 };
 
 }  // namespace
@@ -528,43 +531,19 @@ void app::invoke_sync(functions::function_pool& pool, invoke::invoke_request cal
     auto run = [this, p, &pool, inv = std::move(inv), timeout_s = fn.timeout_s]() mutable {
         const auto& plan = p->fault.p;
         const double scale = stack_.settings.time_scale;
-        // Lambda's Invoke has no integration timeout: a lost answer holds the connection for
-        // as long as the function could have run (its timeout, scaled), then answers Lambda's
-        // 500 ServiceException, which SDKs retry. What AWS sends here is not documented; this
-        // is coldbrew's choice.
-        auto lose = [this, p, scale, timeout_s](bool after_result) {
-            switch (p->fault.p.client) {
-            case mf::client_outcome::timeout:
-                faults_->watch(p);
-                p->timer = std::make_unique<one_shot>(deps_.loop);
-                p->timer->start(timeout_s * 1000.0 * scale, [p] {
-                    p->answer(invoke::to_response(
-                        functions::service_exception("The invocation's response was lost."),
-                        p->request_id));
-                });
-                break;
-            case mf::client_outcome::hang:
-                p->hold();
-                faults_->watch(p);
-                break;
-            case mf::client_outcome::reset:
-                if (!after_result) p->reset_connection();
-                break;
-            }
-        };
         switch (plan.act) {
         case action::phantom_before:
-            lose(false);
+        case action::phantom_after:
+            // Lambda's Invoke has no integration timeout: a lost answer holds the connection
+            // for as long as the function could have run (its timeout, scaled), then answers
+            // Lambda's 500 ServiceException, which SDKs retry. What AWS sends here is not
+            // documented; this is coldbrew's choice.
+            lose(p, timeout_s * 1000.0 * scale, [p] {
+                return invoke::to_response(
+                    functions::service_exception("The invocation's response was lost."),
+                    p->request_id);
+            }, pool, std::move(inv));
             return;
-        case action::phantom_after: {
-            lose(true);
-            const bool reset_after = plan.client == mf::client_outcome::reset;
-            inv.on_done = [p, reset_after](functions::invocation_result) {
-                if (reset_after) p->reset_connection();
-            };
-            pool.invoke(std::move(inv));
-            return;
-        }
         case action::gateway_error: {
             if (plan.status == 429) {
                 p->answer(invoke::throttled("CallerRateLimitExceeded", p->request_id));
@@ -733,6 +712,35 @@ void app::on_gateway_request(http::request req, http::responder respond) {
     gateway_integrate(p, pool, std::move(inv));
 }
 
+void app::lose(const std::shared_ptr<faulted_request>& p, double wait_ms,
+               std::function<http::response()> timed_out, functions::function_pool& pool,
+               functions::invocation inv) {
+    const bool after = p->fault.p.act == action::phantom_after;
+    switch (p->fault.p.client) {
+    case mf::client_outcome::timeout:
+        faults_->watch(p);
+        p->timer = std::make_unique<one_shot>(deps_.loop);
+        p->timer->start(wait_ms, [p, timed_out = std::move(timed_out)] { p->answer(timed_out()); });
+        break;
+    case mf::client_outcome::hang:
+        p->hold();
+        faults_->watch(p);
+        spdlog::info("request held without an answer  (fault {})", p->fault.rule);
+        break;
+    case mf::client_outcome::reset:
+        // Phantom-after: the answer is lost on its way back, so the reset waits for it.
+        if (!after) p->reset_connection();
+        break;
+    }
+    if (!after) return;
+    // The function runs and its side effects happen; its answer goes nowhere.
+    const bool reset_after = p->fault.p.client == mf::client_outcome::reset;
+    inv.on_done = [p, reset_after](functions::invocation_result) {
+        if (reset_after) p->reset_connection();
+    };
+    pool.invoke(std::move(inv));
+}
+
 // The integration: invoke the function (or not, as the fault plan says) and answer.
 void app::gateway_integrate(const std::shared_ptr<pending_request>& p, functions::function_pool& pool,
                             functions::invocation inv) {
@@ -742,34 +750,15 @@ void app::gateway_integrate(const std::shared_ptr<pending_request>& p, functions
     const auto integration_timeout_ms =
         static_cast<double>(std::max<std::int64_t>(1, p->match.route->integration_timeout_ms));
 
-    // What the client of a lost request sees: the gateway's timeout error when the
-    // integration timeout (scaled: the wait is injected) has passed since now, nothing, or a
-    // reset, per the plan. `after_result`: phantom-after's reset waits for the function.
-    auto lose = [this, p, kind, scale, integration_timeout_ms](bool after_result) {
-        switch (p->fault.p.client) {
-        case mf::client_outcome::timeout:
-            faults_->watch(p);
-            p->timer = std::make_unique<one_shot>(deps_.loop);
-            p->timer->start(integration_timeout_ms * scale, [p, kind] {
-                p->answer(gateway::error_response(kind, gateway::gateway_error::integration_timeout,
-                                                  p->request_id));
-            });
-            break;
-        case mf::client_outcome::hang:
-            p->hold();
-            faults_->watch(p);
-            spdlog::info("{} {} held without an answer  (fault {})", p->method, p->path,
-                         p->fault.rule);
-            break;
-        case mf::client_outcome::reset:
-            if (!after_result) p->reset_connection();
-            break;
-        }
-    };
-
     switch (plan.act) {
     case action::phantom_before:
-        lose(false);
+    case action::phantom_after:
+        // The client sees the gateway's timeout error once the integration timeout (scaled:
+        // the wait is injected) has passed, nothing, or a reset, as the plan says.
+        lose(p, integration_timeout_ms * scale, [p, kind] {
+            return gateway::error_response(kind, gateway::gateway_error::integration_timeout,
+                                           p->request_id);
+        }, pool, std::move(inv));
         return;
     case action::gateway_error:
         p->answer(gateway::status_error_response(kind, plan.status, p->request_id));
@@ -787,16 +776,6 @@ void app::gateway_integrate(const std::shared_ptr<pending_request>& p, functions
     case action::reset:
         p->reset_connection();
         return;
-    case action::phantom_after: {
-        lose(true);
-        // The function runs and its side effects happen; its answer goes nowhere.
-        const bool reset_after = plan.client == mf::client_outcome::reset;
-        inv.on_done = [p, reset_after](functions::invocation_result) {
-            if (reset_after) p->reset_connection();
-        };
-        pool.invoke(std::move(inv));
-        return;
-    }
     case action::function_exit:
         inv.kill_after_ms = plan.kill_after_ms * scale;
         break;

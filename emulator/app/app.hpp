@@ -24,6 +24,7 @@
 namespace coldbrew::app {
 
 struct pending_request;
+struct faulted_request;
 
 struct app_dependencies {
     uv_loop_t* loop = nullptr;
@@ -92,6 +93,12 @@ private:
     void invoke_sync(functions::function_pool& pool, invoke::invoke_request call,
                      const invoke::context& ctx, http::responder respond);
     functions::function_pool* find_pool(std::string_view name);
+    // A phantom request (plan phantom_before / phantom_after): the function runs only for
+    // phantom-after (its side effects happen, its answer goes nowhere); the client gets
+    // `timed_out()` after `wait_ms` (real, already scaled), nothing (hang), or a reset.
+    void lose(const std::shared_ptr<faulted_request>& p, double wait_ms,
+              std::function<http::response()> timed_out, functions::function_pool& pool,
+              functions::invocation inv);
     void gateway_integrate(const std::shared_ptr<pending_request>& p,
                            functions::function_pool& pool, functions::invocation inv);
     // The fault decision point's clock: milliseconds since the app was built (rule windows).
