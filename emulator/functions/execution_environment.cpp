@@ -135,8 +135,6 @@ bool execution_environment::start(std::string& error_type, std::string& error_me
     launch.env = pool_.environment_for(runtime_api_->port(), id_, provisioned_);
     launch.cwd = fn_.code_dir.string();
     supervisor::process_callbacks cbs;
-    const std::string& name = fn_.name;
-    (void)name;
     cbs.on_stdout = [this](std::string_view line) { log(line); };
     cbs.on_stderr = [this](std::string_view line) { log(line); };
     cbs.on_exit = [this](supervisor::exit_status st) { on_process_exit(st); };

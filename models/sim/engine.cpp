@@ -532,7 +532,7 @@ private:
             ++st.attempts;
             ++k.attempts;
             const double limit = std::min(abandon_at, t + h.timeout_ms);
-            result a = attempt(hop, c, t, key);
+            result a = attempt(hop, c, t);
             double seen;
             if (a.end > limit) {
                 seen = limit;
@@ -567,8 +567,7 @@ private:
     }
 
     // One attempt at `c`; end = inf when the answer never comes (phantom).
-    result attempt(std::uint32_t hop, const c_comp& c, double t, std::uint32_t key) {
-        (void)key;
+    result attempt(std::uint32_t hop, const c_comp& c, double t) {
         const std::uint32_t ci = m_.hops[hop].comp;
         component_counts& k = out_.components[ci];
         result r;
