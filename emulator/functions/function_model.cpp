@@ -103,6 +103,14 @@ std::unique_ptr<stack_models> build_models(const config::stack& stack) {
             fm->limits.max_environments = std::max(1, fn.max_environments);
             fm->limits.scaling_environments = profile.scaling_environments;
             fm->limits.scaling_window_ms = profile.scaling_window_ms;
+            models::bandwidth::environment_network net;
+            net.memory_mb = fn.memory_mb;
+            net.vpc = fn.vpc;
+            net.scalable = fn.scalable_bandwidth.value_or(s.scalable_bandwidth);
+            fm->bandwidth_bytes_per_s = fn.bandwidth_bytes_per_s.value_or(
+                models::bandwidth::environment_rate(profile.bandwidth, net));
+            fm->bandwidth_burst_bytes =
+                models::bandwidth::burst_bytes(profile.bandwidth, fm->bandwidth_bytes_per_s);
             if (fm->limits.provisioned_concurrency > fm->limits.max_environments) {
                 throw at_function(fn, "ProvisionedConcurrentExecutions (" +
                                           std::to_string(fm->limits.provisioned_concurrency) +

@@ -2,8 +2,10 @@
 // The models a stack runs under, built from the config before anything starts: the profile
 // (built in, or the user's `profile:` file), the account's concurrency, and for each
 // function its cold-start model (runtime, measured package, memory, VPC, extensions), its
-// lifetime model and its pool limits. Shared by `up`, `invoke` and `validate`.
+// lifetime model, its pool limits and its network bandwidth. Shared by `up`, `invoke` and
+// `validate`.
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -12,6 +14,7 @@
 
 #include "emulator/config/stack.hpp"
 #include "emulator/functions/package_size.hpp"
+#include "models/bandwidth/bandwidth.hpp"
 #include "models/coldstart/cold_start.hpp"
 #include "models/pool/pool_policy.hpp"
 #include "models/profile/profile.hpp"
@@ -24,6 +27,11 @@ struct function_model {
     models::cold_start_model cold_start;
     models::lifetime_model lifetime;
     models::pool_limits limits;
+    // The execution environment's network bandwidth, per direction (models/bandwidth): the
+    // profile's rate for its memory, VPC attachment and quota, or coldbrew.yaml's explicit
+    // rate; and the token bucket's depth for that rate.
+    double bandwidth_bytes_per_s = 0;
+    std::uint64_t bandwidth_burst_bytes = 0;
 };
 
 class stack_models {

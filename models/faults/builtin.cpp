@@ -14,6 +14,8 @@ void register_builtin_faults(fault_registry& registry) {
     registry.add(make_throttle_kind());
     registry.add(make_reset_kind());
     registry.add(make_slow_response_kind());
+    registry.add(make_refuse_kind());
+    registry.add(make_hang_kind());
 }
 
 }  // namespace coldbrew::models::faults

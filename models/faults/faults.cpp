@@ -22,6 +22,18 @@ std::string_view to_string(front f) {
         return "gateway";
     case front::invoke:
         return "invoke";
+    case front::dependency:
+        return "dependency";
+    }
+    return "?";
+}
+
+std::string_view to_string(dependency_phase p) {
+    switch (p) {
+    case dependency_phase::connect:
+        return "connect";
+    case dependency_phase::request:
+        return "request";
     }
     return "?";
 }
@@ -58,6 +70,10 @@ std::string_view to_string(plan::action a) {
         return "reset";
     case plan::action::slow_response:
         return "slow_response";
+    case plan::action::refuse:
+        return "refuse";
+    case plan::action::hang:
+        return "hang";
     }
     return "?";
 }
@@ -187,6 +203,19 @@ std::string format_ms(double ms) {
 }  // namespace detail
 
 // --- the registry -------------------------------------------------------------------------
+
+bool fault_kind::applies_to(front f) const {
+    return std::find(fronts.begin(), fronts.end(), f) != fronts.end();
+}
+
+std::string fault_kind::fronts_phrase() const {
+    std::string out = "the ";
+    for (std::size_t i = 0; i < fronts.size(); ++i) {
+        if (i > 0) out += i + 1 == fronts.size() ? " and " : ", ";
+        out += std::string(to_string(fronts[i]));
+    }
+    return out + (fronts.size() == 1 ? " front" : " fronts");
+}
 
 void fault_registry::add(fault_kind kind) {
     if (kind.name.empty() || kind.parse == nullptr)
@@ -391,12 +420,34 @@ void read_fault(const nlohmann::json& j, const fault_registry& registry, rule& r
     r.kind = kind;
 }
 
+// A rule for one front must have a kind that means something there; a rule for any front
+// just never fires where its kind does not apply.
+void check_applies(const rule& r, const fault_kind& k, const std::string& at) {
+    if (r.only_front && !k.applies_to(*r.only_front))
+        throw rule_error(at + "fault.kind", "'" + k.name + "' applies to " + k.fronts_phrase() +
+                                                ", not the " +
+                                                std::string(to_string(*r.only_front)) + " front");
+    if (r.on && !(r.only_front && *r.only_front == front::dependency))
+        throw rule_error(at + "on", "only applies to the dependency front (give \"dependency\" "
+                                    "or \"front\": \"dependency\")");
+    if (k.connect_only && r.on == dependency_phase::request)
+        throw rule_error(at + "on", "'" + k.name + "' only applies when a connection is made; "
+                                    "use \"on\": \"connect\" or leave \"on\" out");
+    if (!r.dependency.empty() && !(r.only_front && *r.only_front == front::dependency))
+        throw rule_error(at + "front",
+                         "\"dependency\" only applies to the dependency front, not " +
+                             (r.only_front ? "the " + std::string(to_string(*r.only_front)) +
+                                                 " front"
+                                           : std::string("any front")));
+}
+
 rule parse_rule_object(const nlohmann::json& j, const fault_registry& registry,
                        const std::string& default_name) {
     if (!j.is_object()) throw rule_error("", "a rule is a JSON object");
     detail::reject_unknown_keys(j, "",
                                 {"name", "front", "function", "route", "method", "path", "headers",
-                                 "nth", "every_nth", "first", "probability", "window", "fault"});
+                                 "nth", "every_nth", "first", "probability", "window",
+                                 "dependency", "on", "fault"});
     rule r;
     r.name = default_name;
     if (j.contains("name")) {
@@ -412,9 +463,32 @@ rule parse_rule_object(const nlohmann::json& j, const fault_registry& registry,
             r.only_front = front::gateway;
         else if (f == "invoke")
             r.only_front = front::invoke;
+        else if (f == "dependency")
+            r.only_front = front::dependency;
         else if (f != "any")
-            throw rule_error("front",
-                             "expected \"gateway\", \"invoke\" or \"any\", got \"" + f + "\"");
+            throw rule_error("front", "expected \"gateway\", \"invoke\", \"dependency\" or "
+                                      "\"any\", got \"" +
+                                          f + "\"");
+    }
+    if (j.contains("dependency")) {
+        r.dependency = non_empty_string(j["dependency"], "dependency");
+        if (r.only_front && *r.only_front != front::dependency)
+            throw rule_error("front", "\"dependency\" names a dependency, so the rule is for the "
+                                      "dependency front, not " +
+                                          std::string(to_string(*r.only_front)));
+        r.only_front = front::dependency;
+    }
+    if (j.contains("on")) {
+        const std::string& on = read_string(j["on"], "on");
+        if (on == "connect")
+            r.on = dependency_phase::connect;
+        else if (on == "request")
+            r.on = dependency_phase::request;
+        else
+            throw rule_error("on", "expected \"connect\" or \"request\", got \"" + on + "\"");
+        if (!(r.only_front && *r.only_front == front::dependency))
+            throw rule_error("on", "only applies to the dependency front (give \"dependency\" "
+                                   "or \"front\": \"dependency\")");
     }
     if (j.contains("function")) r.function = non_empty_string(j["function"], "function");
     if (j.contains("route")) r.route = non_empty_string(j["route"], "route");
@@ -449,6 +523,7 @@ rule parse_rule_object(const nlohmann::json& j, const fault_registry& registry,
     if (j.contains("probability")) r.probability = read_probability(j["probability"]);
     if (j.contains("window")) read_window(j["window"], r);
     read_fault(j, registry, r);
+    check_applies(r, *registry.find(r.kind), "");
     return r;
 }
 
@@ -503,13 +578,19 @@ nlohmann::json rule::to_json() const {
         if (window_until_ms) w["until"] = *window_until_ms;
         j["window"] = std::move(w);
     }
+    if (!dependency.empty()) j["dependency"] = dependency;
+    if (on) j["on"] = std::string(faults::to_string(*on));
     j["fault"] = fault ? fault->to_json() : nlohmann::json();
     return j;
 }
 
 std::string rule::describe() const {
     std::vector<std::string> parts;
-    if (only_front) parts.push_back(std::string(faults::to_string(*only_front)) + " only");
+    // A named dependency says the front already.
+    if (only_front && dependency.empty())
+        parts.push_back(std::string(faults::to_string(*only_front)) + " only");
+    if (!dependency.empty()) parts.push_back("dependency " + dependency);
+    if (on) parts.push_back("on " + std::string(faults::to_string(*on)));
     if (!function.empty()) parts.push_back("function " + function);
     if (!route.empty()) parts.push_back(route);
     if (!method.empty()) parts.push_back("method " + method);
@@ -545,6 +626,9 @@ rule sla_rule(front where, double sla_percent, double after_share, client_outcom
     if (!(sla_percent > 0 && sla_percent <= 100))
         throw rule_error("",
                          "an SLA is a percentage in (0, 100], got " + format_number(sla_percent));
+    if (where == front::dependency)
+        throw rule_error("front", "phantoms do not apply to the dependency front; a dependency's "
+                                  "SLA is an availability rule");
     const fault_kind* phantom = registry.find("phantom");
     if (!phantom) throw std::logic_error("sla_rule needs the phantom fault kind registered");
     rule r;
@@ -558,6 +642,38 @@ rule sla_rule(front where, double sla_percent, double after_share, client_outcom
     r.fault = phantom->parse({{"kind", "phantom"},
                               {"after_share", after_share},
                               {"client_sees", std::string(to_string(client))}});
+    return r;
+}
+
+rule availability_rule(std::string_view dependency, double sla_percent, std::string_view outcome,
+                       std::optional<dependency_phase> on, const fault_registry& registry) {
+    if (!(sla_percent > 0 && sla_percent <= 100))
+        throw rule_error("", "an availability is a percentage in (0, 100], got " +
+                                 format_number(sla_percent));
+    if (outcome != "refuse" && outcome != "reset" && outcome != "hang")
+        throw rule_error("", "an availability outcome is \"refuse\", \"reset\" or \"hang\", "
+                             "got \"" +
+                                 std::string(outcome) + "\"");
+    rule r;
+    r.name = "availability-" + std::string(dependency);
+    if (dependency.empty() || !valid_name(r.name))
+        throw rule_error("", "a dependency's availability rule is named \"" + r.name +
+                                 "\", which needs 1 to " +
+                                 std::to_string(max_name_length - 13) +
+                                 " characters from A-Z a-z 0-9 . _ : - after \"availability-\"");
+    const fault_kind* kind = registry.find(outcome);
+    if (!kind)
+        throw std::logic_error("availability_rule needs the " + std::string(outcome) +
+                               " fault kind registered");
+    r.only_front = front::dependency;
+    r.dependency = std::string(dependency);
+    // A refused connection has no request turns: refuse decides connections whatever `on`
+    // says (config gives "request" by default).
+    r.on = kind->connect_only ? std::optional(dependency_phase::connect) : on;
+    // Rounded to 12 decimals as sla_rule's.
+    r.probability = std::round((100 - sla_percent) * 1e10) / 1e12;
+    r.kind = std::string(outcome);
+    r.fault = kind->parse({{"kind", r.kind}});
     return r;
 }
 
@@ -582,9 +698,12 @@ void check_batch(const std::vector<rule>& batch, std::set<std::string, std::less
         if (!taken.insert(r.name).second)
             throw rule_error(at + ".name", "a rule named '" + r.name + "' already exists");
         if (!r.fault) throw rule_error(at + ".fault", "required: the fault to inject");
-        if (!registry.find(r.kind))
+        const fault_kind* kind = registry.find(r.kind);
+        if (!kind)
             throw rule_error(at + ".fault.kind", "unknown fault kind '" + r.kind +
                                                      "'; known: " + known_kinds(registry));
+        // Rules built in code (sla_rule, availability_rule, config) skip parse_rule's checks.
+        check_applies(r, *kind, at + ".");
     }
 }
 
@@ -610,7 +729,12 @@ std::string log_line(const request_facts& facts, const decision& d) {
     j["event"] = "fault";
     j["front"] = std::string(to_string(facts.where));
     j["route"] = std::string(facts.route);
-    j["method"] = std::string(facts.method);
+    if (facts.where == front::dependency) {
+        j["dependency"] = std::string(facts.dependency);
+        j["on"] = std::string(to_string(facts.on));
+    } else {
+        j["method"] = std::string(facts.method);
+    }
     j["rule"] = d.rule;
     j["kind"] = d.kind;
     j["k"] = d.k;
@@ -636,8 +760,12 @@ std::string log_line(const request_facts& facts, const decision& d) {
     case plan::action::slow_response:
         j["bytes_per_s"] = p.bytes_per_s;
         break;
+    case plan::action::hang:
+        j["close_after_ms"] = round3(p.close_after_ms);
+        break;
     case plan::action::pass:
     case plan::action::reset:
+    case plan::action::refuse:
         break;
     }
     if (p.delay_ms > 0) j["delay_ms"] = round3(p.delay_ms);
@@ -718,6 +846,15 @@ decision decider::decide(const request_facts& facts, double now_ms) {
     for (std::size_t i = 0; i < rules_.size(); ++i) {
         const rule& r = rules_[i];
         if (r.only_front && *r.only_front != facts.where) continue;
+        // A rule for any front never fires where its kind means nothing (a phantom on a
+        // dependency, a refuse on the gateway); check_batch made sure the kind is there.
+        const fault_kind* kind = registry_.find(r.kind);
+        if (!kind || !kind->applies_to(facts.where)) continue;
+        if (facts.where == front::dependency) {
+            if (!r.dependency.empty() && r.dependency != facts.dependency) continue;
+            if (r.on && *r.on != facts.on) continue;
+            if (kind->connect_only && facts.on != dependency_phase::connect) continue;
+        }
         if (!r.function.empty() && r.function != facts.function &&
             r.function != facts.function_name)
             continue;
@@ -763,6 +900,7 @@ decision decider::decide(const request_facts& facts, double now_ms) {
             ++counters_.by_kind[r.kind];
             ++counters_.by_action[std::string(to_string(d.p.act))];
             ++counters_.by_rule[r.name];
+            ++counters_.by_kind_action[{r.kind, std::string(to_string(d.p.act))}];
             if (d.p.injects()) {
                 d.id = next_id_++;
                 active_.emplace(d.id, true);

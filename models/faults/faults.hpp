@@ -1,12 +1,17 @@
 #pragma once
 // Fault rules and the one decision point every request goes through.
 //
-// A rule = matchers (function, route, method, headers, which request by index, a probability,
-// a time window) + one fault (a kind from the registry with its immutable config). The
-// decision point checks, in Envoy's fault-filter order: matchers, then the probability
-// (through the counter-based random source), then the cap on simultaneously active faults;
-// the first rule that fires gives the plan, a plain value the emulator acts on. Nothing here
-// touches a socket, a process or a clock: time comes in as an argument.
+// Three fronts decide here: "gateway" (an HTTP request to an API Gateway route), "invoke"
+// (a Lambda Invoke API call) and "dependency" (a connection to, or a request turn on, a
+// dependency the handlers reach through a coldbrew proxy: Redis, Postgres, an HTTP store).
+//
+// A rule = matchers (front, function, route, method, headers, dependency and phase, which
+// request by index, a probability, a time window) + one fault (a kind from the registry with
+// its immutable config). The decision point checks, in Envoy's fault-filter order: matchers,
+// then the probability (through the counter-based random source), then the cap on
+// simultaneously active faults; the first rule that fires gives the plan, a plain value the
+// emulator acts on. Nothing here touches a socket, a process or a clock: time comes in as an
+// argument.
 //
 // Determinism: the draw for the k-th request a rule matched on a route is
 // random_source::uniform("fault", "<rule>|<route>", k) — a function of (seed, rule, route, k)
@@ -16,7 +21,7 @@
 // shape in YAML). Every key but `fault` is optional; unknown keys are errors.
 //   {
 //     "name": "lose-third-confirm",   // unique; default "rule-<n>" (n counts rules added)
-//     "front": "gateway" | "invoke" | "any",          // default "any"
+//     "front": "gateway" | "invoke" | "dependency" | "any",   // default "any"
 //     "function": "Payments",         // logical id or deployed FunctionName
 //     "route": "POST /v1/payment_intents/{id}/confirm",  // the route key as declared
 //     "method": "POST",               // request method, case-insensitive
@@ -27,11 +32,27 @@
 //     "first": 2,                     // … or the first 2 (at most one of the three)
 //     "probability": 0.25,            // 0..1 (also "25%"); default 1
 //     "window": {"from": "10s", "until": "1min"},  // wall time since the rule was added
+//     "dependency": "redis",          // a dependency's name; implies "front": "dependency"
+//                                     // (with "gateway" or "invoke" it is an error at "front")
+//     "on": "connect" | "request",    // dependency front only (else an error at "on");
+//                                     // default both phases ("request" with refuse is an
+//                                     // error: refuse decides connections only)
 //     "fault": {"kind": "phantom", …kind's own keys…}
 //   }
 // Counting: k is the index (0-based) of the request among those that passed the rule's
-// function/route/method/path/header/window matchers, per route; nth/every_nth/first and the
-// probability draw use it. On the invoke front the route key is "Invoke <logical id>".
+// function/route/method/path/header/dependency/window matchers, per route; nth/every_nth/first
+// and the probability draw use it. On the invoke front the route key is "Invoke <logical id>";
+// on the dependency front it is "<dependency> <connect|request>" ("redis request"), so a
+// dependency's connections and its request turns are counted apart, and `function` is the
+// logical id of the function whose execution environment opened the connection ("" for a
+// client outside any function). Method, path and headers are empty there.
+//
+// Kinds and fronts: each kind lists the fronts it applies to (fault_kind::fronts).
+//   phantom, gateway_error, function_error, throttle   gateway, invoke
+//   delay, reset, slow_response                        gateway, invoke, dependency
+//   refuse (connections only), hang                    dependency
+// A rule whose front (given, or implied by "dependency") is not one of its kind's is an error
+// at "fault.kind". A rule for any front simply never fires where its kind does not apply.
 
 #include <cstdint>
 #include <map>
@@ -63,8 +84,14 @@ private:
     std::string message_;
 };
 
-enum class front { gateway, invoke };
-std::string_view to_string(front f);
+enum class front { gateway, invoke, dependency };
+std::string_view to_string(front f);  // "gateway", "invoke", "dependency"
+
+// Which part of a dependency's traffic a decision is for: a new connection (decided once,
+// when the client connects, before the upstream is dialled) or one request turn on it (the
+// client's bytes after the upstream last answered).
+enum class dependency_phase { connect, request };
+std::string_view to_string(dependency_phase p);  // "connect", "request"
 
 // What the client of a lost request sees (phantoms).
 enum class client_outcome {
@@ -87,8 +114,16 @@ struct plan {
                           // after delivery: Runtime.ExitError, as a crashing handler gives
         handler_error,    // answer as a handler error {errorType, errorMessage}; no invocation
         throttle,         // answer Lambda's throttle (Reason `throttle_reason`); no invocation
-        reset,            // reset the connection; no invocation
-        slow_response,    // invoke; write the response at `bytes_per_s`
+        reset,            // reset the connection; no invocation (dependency: TCP RST to
+                          // the client, and the upstream connection closed)
+        slow_response,    // invoke; write the response at `bytes_per_s` (dependency: the
+                          // upstream's bytes reach the client at that rate)
+        refuse,           // dependency only: the client's connection is reset before the
+                          // upstream is ever reached (as a closed port); meaningful on connect
+        hang,             // dependency only: nothing is answered and the client's bytes are
+                          // dropped; after `close_after_ms` (modeled) the connection is closed
+                          // (FIN), or, when 0, held until the client leaves (Toxiproxy's
+                          // `timeout` toxic)
     };
     action act = action::pass;
     double delay_ms = 0;
@@ -99,6 +134,7 @@ struct plan {
     std::string throttle_reason;    // throttle
     double kill_after_ms = 0;       // function_exit
     double bytes_per_s = 0;         // slow_response, > 0
+    double close_after_ms = 0;      // hang: 0 = hold until the client leaves
 
     bool injects() const noexcept { return act != action::pass || delay_ms > 0; }
 };
@@ -135,6 +171,16 @@ struct fault_kind {
     std::string name;     // "phantom"
     std::string summary;  // one line: what it does, for docs and errors
     fault_parser parse = nullptr;
+    // The fronts its plans mean something on. The default is the two request fronts; a kind
+    // the dependency proxy can carry out lists front::dependency.
+    std::vector<front> fronts{front::gateway, front::invoke};
+    // Dependency front: decides connections only (refuse: a request turn has nothing left to
+    // refuse). Such a kind never fires on a request turn, and "on": "request" is an error.
+    bool connect_only = false;
+
+    bool applies_to(front f) const;
+    // "the gateway and invoke fronts", "the dependency front", for messages.
+    std::string fronts_phrase() const;
 };
 
 // Kinds by name. Built once in main (or a test) and passed in; adding a kind is one file
@@ -150,7 +196,8 @@ private:
     std::map<std::string, fault_kind, std::less<>> kinds_;
 };
 
-// phantom, delay, gateway_error, function_error, throttle, reset, slow_response.
+// phantom, delay, gateway_error, function_error, throttle, reset, slow_response, refuse,
+// hang.
 void register_builtin_faults(fault_registry& registry);
 
 // ---- rules -----------------------------------------------------------------------------
@@ -171,6 +218,8 @@ struct rule {
     std::uint64_t selector_n = 0;
     double probability = 1.0;
     std::optional<double> window_from_ms, window_until_ms;
+    std::string dependency;                // "" = any; only_front is dependency when set
+    std::optional<dependency_phase> on;    // nullopt = both; only on the dependency front
     std::string kind;  // registry name
     std::shared_ptr<const fault_config> fault;
 
@@ -181,26 +230,43 @@ struct rule {
     std::string describe() const;
 };
 
-// Parses one rule. `default_name` is used when it has no "name". Throws rule_error.
+// Parses one rule. `default_name` is used when it has no "name". Throws rule_error (also
+// when the kind does not apply to the rule's front: path "fault.kind").
 rule parse_rule(const nlohmann::json& j, const fault_registry& registry,
                 const std::string& default_name);
 
 // A phantom rule for an SLA: fires with probability 1 - sla_percent/100 on every request of
 // `where`; `after_share` in [0, 1] of them are phantom-after, the rest phantom-before.
-// Named "sla-<front>". Throws rule_error when sla_percent is outside (0, 100].
+// Named "sla-<front>". Throws rule_error when sla_percent is outside (0, 100], and at "front"
+// for the dependency front (phantoms do not apply there: see availability_rule).
 rule sla_rule(front where, double sla_percent, double after_share, client_outcome client,
               const fault_registry& registry);
+
+// An availability rule for a dependency (coldbrew.yaml `dependencies.<name>.availability`):
+// fires with probability 1 - sla_percent/100 on the dependency's connections (`on` connect),
+// request turns (`on` request) or both (nullopt), with the fault `outcome`: "refuse",
+// "reset" or "hang" (hang holds until the client leaves). "refuse" always decides on
+// connect, whatever `on` says: a refused connection has no request turns. Named
+// "availability-<dependency>". Throws rule_error (path "") when sla_percent is outside
+// (0, 100], the outcome is not one of the three, or the dependency name is empty or not
+// usable in a rule name.
+rule availability_rule(std::string_view dependency, double sla_percent, std::string_view outcome,
+                       std::optional<dependency_phase> on, const fault_registry& registry);
 
 // ---- the decision point ----------------------------------------------------------------
 
 struct request_facts {
     front where = front::gateway;
-    std::string_view function;       // logical id
+    std::string_view function;       // logical id ("" on the dependency front for a client
+                                     // outside any function)
     std::string_view function_name;  // deployed FunctionName (also matches `function`)
-    std::string_view route;          // route key: "POST /pets/{id}", "$default", "Invoke Pay"
+    std::string_view route;          // route key: "POST /pets/{id}", "$default", "Invoke Pay",
+                                     // "redis request" (dependency: "<name> <phase>")
     std::string_view method;
     std::string_view path;
     const std::vector<std::pair<std::string, std::string>>* headers = nullptr;  // may be null
+    std::string_view dependency;     // dependency front: the dependency's name
+    dependency_phase on = dependency_phase::connect;  // dependency front: what is decided
 };
 
 struct decision {
@@ -213,7 +279,10 @@ struct decision {
     // {"event":"fault","front":"gateway","route":"POST /pay","method":"POST","rule":"r",
     //  "kind":"phantom","k":2,"action":"phantom_after","client":"timeout"} — no time, stable
     // key order; then the action's detail ("status", "reason", "error_type", "kill_after_ms",
-    // "bytes_per_s"), "delay_ms" when > 0 and "overflow":true when the cap suppressed it.
+    // "bytes_per_s", "close_after_ms"), "delay_ms" when > 0 and "overflow":true when the cap
+    // suppressed it. On the dependency front "dependency" and "on" stand where "method" does:
+    // {"event":"fault","front":"dependency","route":"redis request","dependency":"redis",
+    //  "on":"request","rule":"r","kind":"hang","k":0,"action":"hang","close_after_ms":30000}
     // Empty when no rule fired (plain pass, nothing to log).
     std::string log_line;
 };
@@ -222,6 +291,9 @@ struct fault_counters {
     std::map<std::string, std::uint64_t> by_kind;    // fired, by kind name
     std::map<std::string, std::uint64_t> by_action;  // fired, by plan::action name
     std::map<std::string, std::uint64_t> by_rule;    // fired, by rule name
+    // fired, by (kind, plan::action name): a kind may act more than one way (phantom before
+    // or after, error at the gateway or in the handler)
+    std::map<std::pair<std::string, std::string>, std::uint64_t> by_kind_action;
     std::uint64_t overflow = 0;  // fired but suppressed by max_active_faults
     std::uint64_t decisions = 0; // requests decided
     std::size_t active = 0;      // faults in effect now
@@ -235,7 +307,8 @@ public:
 
     // Replaces every rule at once (config at start, admin "replace"). Throws rule_error
     // naming the rule's index ("[2].nth") and leaves the rules untouched on any error;
-    // duplicate names are an error. Counting restarts for the new rules; windows start now.
+    // duplicate names, and rules built in code whose kind does not apply to their front, are
+    // errors. Counting restarts for the new rules; windows start now.
     void set_rules(std::vector<rule> rules, double now_ms);
     // Adds rules after the existing ones, all or nothing (a duplicate name is an error).
     void add_rules(std::vector<rule> rules, double now_ms);
@@ -256,8 +329,9 @@ public:
     // Zeroes the counters and restarts counting; rules and active faults stay.
     void reset();
 
-    // The decision for one request at `now_ms` (wall ms, same clock as set_rules). When the
-    // plan injects, the fault counts as active until finished(d.id).
+    // The decision for one request at `now_ms` (wall ms, same clock as set_rules). Rules
+    // whose kind does not apply to facts.where are skipped (and not counted). When the plan
+    // injects, the fault counts as active until finished(d.id).
     decision decide(const request_facts& facts, double now_ms);
     // The fault of `id` is over (answered, reset, or its client went away). Idempotent.
     void finished(std::uint64_t id);

@@ -173,6 +173,12 @@ class reader {
         return x;
     }
 
+    static std::string number_text(double x) {
+        std::ostringstream out;
+        out << x;
+        return out.str();
+    }
+
     int integer(const value& v, int min) const {
         if (!v.node.IsScalar()) fail(v, "expected an integer, got " + describe(v.node));
         const std::string& s = v.node.Scalar();
@@ -205,6 +211,47 @@ class reader {
             fail(column_at(v, e.offset()), v.path,
                  "invalid duration '" + v.node.Scalar() + "': " + e.what());
         }
+    }
+
+    // A rate with its unit ("625Mbps", "2MBps"), bytes per second.
+    double rate(const value& v) const {
+        if (!v.node.IsScalar())
+            fail(v, "expected a rate such as '625Mbps' or '2MBps', got " + describe(v.node));
+        try {
+            return bandwidth::parse_rate(v.node.Scalar());
+        } catch (const std::invalid_argument& e) {
+            fail(v, e.what());
+        }
+    }
+
+    // A size with a binary unit, as Lambda's quotas write payload sizes ("6MB" = 6 MiB):
+    // B, KB, MB, GB (also KiB, MiB, GiB), an optional space before the unit. Bytes, >= 0.
+    double size_bytes(const value& v) const {
+        const std::string expected = "expected a size such as '6MB' (B, KB, MB, GB: binary, "
+                                     "1 MB = 1,048,576 bytes as in Lambda's payload quotas)";
+        if (!v.node.IsScalar()) fail(v, expected + ", got " + describe(v.node));
+        const std::string& s = v.node.Scalar();
+        double n = 0;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+        if (end == s.data() || ec != std::errc() || !std::isfinite(n))
+            fail(v, expected + ", got '" + s + "'");
+        std::string_view unit(end, static_cast<std::size_t>(s.data() + s.size() - end));
+        if (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
+        double scale = 0;
+        if (unit == "B")
+            scale = 1;
+        else if (unit == "KB" || unit == "KiB")
+            scale = 1024;
+        else if (unit == "MB" || unit == "MiB")
+            scale = 1024.0 * 1024;
+        else if (unit == "GB" || unit == "GiB")
+            scale = 1024.0 * 1024 * 1024;
+        else if (unit.empty())
+            fail(v, "'" + s + "' has no unit; " + expected);
+        else
+            fail(v, "unknown size unit '" + std::string(unit) + "' in '" + s + "'; " + expected);
+        if (n < 0) fail(v, "a size cannot be negative, got '" + s + "'");
+        return n * scale;
     }
 
   private:
@@ -241,11 +288,12 @@ class profile_reader {
             doc.at = doc.key_at = {1, 1};
             r_.fail(doc, "the profile is empty; expected a mapping with keys name, runtimes, "
                          "runtime_aliases, package, vpc, extensions, lifetime, scaling, compute, "
-                         "availability, prices");
+                         "bandwidth, availability, prices");
         }
         const mapping top = r_.as_mapping(doc);
         r_.allow_only(top, {"name", "runtimes", "runtime_aliases", "package", "vpc", "extensions",
-                            "lifetime", "scaling", "compute", "availability", "prices"});
+                            "lifetime", "scaling", "compute", "bandwidth", "availability",
+                            "prices"});
         p.name = r_.text(r_.require(top, "name"));
         read_runtimes(p, r_.require(top, "runtimes"));
         read_aliases(p, r_.require(top, "runtime_aliases"));
@@ -255,6 +303,7 @@ class profile_reader {
         read_lifetime(p, r_.require(top, "lifetime"));
         read_scaling(p, r_.require(top, "scaling"));
         read_compute(p, r_.require(top, "compute"));
+        read_bandwidth(p, r_.require(top, "bandwidth"));
         read_availability(p, r_.require(top, "availability"));
         read_prices(p, r_.require(top, "prices"));
         return p;
@@ -425,6 +474,39 @@ class profile_reader {
         p.compute_source = r_.text(r_.require(m, "source"));
         p.mb_per_vcpu = r_.number_at_least(r_.require(m, "mb_per_vcpu"), 0, false);
         p.max_vcpus = r_.number_at_least(r_.require(m, "max_vcpus"), 0, false);
+    }
+
+    // Network bandwidth per execution environment (models/bandwidth/bandwidth.hpp).
+    void read_bandwidth(profile& p, const value& v) {
+        const mapping m = r_.as_mapping(v);
+        r_.allow_only(m, {"default", "scalable", "burst", "streaming", "source"});
+        bandwidth::bandwidth_table& t = p.bandwidth;
+        t.source = r_.text(r_.require(m, "source"));
+        t.default_bytes_per_s = r_.rate(r_.require(m, "default"));
+
+        const mapping scalable = r_.as_mapping(r_.require(m, "scalable"));
+        r_.allow_only(scalable, {"from_mb", "to_mb", "max"});
+        t.scalable_from_mb = r_.number_at_least(r_.require(scalable, "from_mb"), 0, false);
+        const value& to = r_.require(scalable, "to_mb");
+        t.scalable_to_mb = r_.number(to);
+        if (!(t.scalable_to_mb > t.scalable_from_mb))
+            r_.fail(to, "must be more than from_mb (" + r_.number_text(t.scalable_from_mb) +
+                            "), got " + to.node.Scalar());
+        const value& max = r_.require(scalable, "max");
+        t.scalable_max_bytes_per_s = r_.rate(max);
+        if (t.scalable_max_bytes_per_s < t.default_bytes_per_s)
+            r_.fail(max, "must be at least the default rate (" +
+                             bandwidth::format_rate(t.default_bytes_per_s) +
+                             "): the raised quota only ever adds bandwidth");
+
+        const value& burst = r_.require(m, "burst");
+        t.burst_ms = r_.duration_ms(burst);
+        if (t.burst_ms < 0) r_.fail(burst, "cannot be negative");
+
+        const mapping streaming = r_.as_mapping(r_.require(m, "streaming"));
+        r_.allow_only(streaming, {"uncapped", "rate"});
+        t.streaming_uncapped_bytes = r_.size_bytes(r_.require(streaming, "uncapped"));
+        t.streaming_bytes_per_s = r_.rate(r_.require(streaming, "rate"));
     }
 
     // Published SLAs as percentages in (0, 100]; every service's line is its own source.

@@ -26,6 +26,12 @@
 //   scaling: {account_concurrency: 1000, unreserved_minimum: 100,
 //             environments_per_window: 1000, window: 10s, source}
 //   compute: {mb_per_vcpu: 1769, max_vcpus: 6, source}
+//   bandwidth:                     # network bandwidth per execution environment
+//     default: 625Mbps             # a rate (models/bandwidth/bandwidth.hpp parse_rate)
+//     scalable: {from_mb: 2048, to_mb: 10240, max: 3000Mbps}   # the raised quota, linear
+//     burst: 50ms                  # token-bucket depth as time at the sustained rate
+//     streaming: {uncapped: 6MB, rate: 2MBps}  # sizes are binary: 6MB = 6 MiB
+//     source: "…"
 //   availability: {api_gateway: 99.95, lambda: 99.95, <service>: <percent>, …, source}
 //                                  # published monthly SLAs, percent in (0, 100];
 //                                  # api_gateway and lambda are required
@@ -45,6 +51,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/bandwidth/bandwidth.hpp"
 #include "models/distribution/distribution.hpp"
 
 namespace coldbrew::models {
@@ -129,6 +136,8 @@ struct profile {
     double mb_per_vcpu = 1769;
     double max_vcpus = 6;
     std::string compute_source;
+
+    bandwidth::bandwidth_table bandwidth;  // its own `source`
 
     // Service → published SLA percentage ("api_gateway" → 99.95). A phantom rate is
     // 1 - percent / 100 per request (coldbrew's reading of a monthly-uptime SLA).

@@ -75,7 +75,10 @@ std::shared_ptr<const fault_config> parse_delay(const nlohmann::json& fault) {
 }  // namespace
 
 fault_kind make_delay_kind() {
-    return {"delay", "wait a sampled duration before handling the request normally", &parse_delay};
+    // On a dependency: before the upstream is dialled (connect), or before the client's
+    // request turn is passed on (request).
+    return {"delay", "wait a sampled duration before handling the request normally", &parse_delay,
+            {front::gateway, front::invoke, front::dependency}};
 }
 
 }  // namespace coldbrew::models::faults

@@ -21,6 +21,8 @@ fault_kind make_function_error_kind();
 fault_kind make_throttle_kind();
 fault_kind make_reset_kind();
 fault_kind make_slow_response_kind();
+fault_kind make_refuse_kind();
+fault_kind make_hang_kind();
 
 namespace detail {
 

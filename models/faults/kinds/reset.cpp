@@ -1,4 +1,6 @@
 // reset: the connection is reset (TCP RST) without an answer; the function is not invoked.
+// On a dependency the client's connection is reset (and the upstream one closed), when it
+// connects or at a request turn.
 
 #include <memory>
 #include <string>
@@ -24,7 +26,11 @@ std::shared_ptr<const fault_config> parse_reset(const nlohmann::json& fault) {
 }  // namespace
 
 fault_kind make_reset_kind() {
-    return {"reset", "reset the connection without invoking the function", &parse_reset};
+    return {"reset",
+            "reset the connection (TCP RST) without invoking the function, or a dependency's "
+            "connection at connect or mid-request",
+            &parse_reset,
+            {front::gateway, front::invoke, front::dependency}};
 }
 
 }  // namespace coldbrew::models::faults

@@ -1,5 +1,6 @@
 // slow_response: the function runs normally; its response is written at a fixed rate, as over
-// a congested or throttled link.
+// a congested or throttled link. On a dependency, the upstream's bytes reach the client at
+// that rate.
 
 #include <memory>
 #include <string>
@@ -46,8 +47,11 @@ std::shared_ptr<const fault_config> parse_slow_response(const nlohmann::json& fa
 }  // namespace
 
 fault_kind make_slow_response_kind() {
-    return {"slow_response", "write the function's response at a fixed rate in bytes per second",
-            &parse_slow_response};
+    return {"slow_response",
+            "write the function's (or a dependency's) response at a fixed rate in bytes per "
+            "second",
+            &parse_slow_response,
+            {front::gateway, front::invoke, front::dependency}};
 }
 
 }  // namespace coldbrew::models::faults

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <optional>
 
 #include "tests/catch.hpp"
 
@@ -138,4 +139,45 @@ TEST_CASE("stack models: provisioned concurrency without a reservation comes fro
     }
     s.functions[0].provisioned_concurrency = 50;
     CHECK_NOTHROW(functions::build_models(s));
+}
+
+TEST_CASE("stack models: network bandwidth from memory, VPC and the raised quota", "[unit]") {
+    scratch_dir d;
+    const auto rate_for = [&](int memory_mb, bool vpc, std::optional<bool> fn_scalable,
+                              bool account_scalable) {
+        auto s = one_function(d.path / "code");
+        s.functions[0].package_mb = 1;  // no measuring
+        s.functions[0].memory_mb = memory_mb;
+        s.functions[0].vpc = vpc;
+        s.functions[0].vpc_mode = vpc ? "hyperplane" : "none";
+        s.functions[0].scalable_bandwidth = fn_scalable;
+        s.settings.scalable_bandwidth = account_scalable;
+        return functions::build_models(s)->find("Hello")->bandwidth_bytes_per_s;
+    };
+    constexpr double mbps = 125'000;
+    // 625 Mbps by default, whatever the memory.
+    CHECK(rate_for(128, false, std::nullopt, false) == 625 * mbps);
+    CHECK(rate_for(10240, false, std::nullopt, false) == 625 * mbps);
+    // The account's raised quota scales non-VPC functions with memory …
+    CHECK(rate_for(10240, false, std::nullopt, true) == 3000 * mbps);
+    CHECK(rate_for(6144, false, std::nullopt, true) == Approx(1812.5 * mbps));
+    CHECK(rate_for(1024, false, std::nullopt, true) == 625 * mbps);
+    // … never VPC ones …
+    CHECK(rate_for(10240, true, std::nullopt, true) == 625 * mbps);
+    // … and a function's own setting wins over the account's, either way.
+    CHECK(rate_for(10240, false, true, false) == 3000 * mbps);
+    CHECK(rate_for(10240, false, false, true) == 625 * mbps);
+
+    // An explicit rate replaces the model; the burst follows the rate (50 ms of it).
+    auto s = one_function(d.path / "code");
+    s.functions[0].package_mb = 1;
+    s.functions[0].memory_mb = 10240;
+    s.settings.scalable_bandwidth = true;
+    s.functions[0].bandwidth_bytes_per_s = 10'000'000;
+    auto m = functions::build_models(s);
+    const auto* fm = m->find("Hello");
+    CHECK(fm->bandwidth_bytes_per_s == 10'000'000);
+    CHECK(fm->bandwidth_burst_bytes == 500'000);
+    s.functions[0].bandwidth_bytes_per_s.reset();
+    CHECK(functions::build_models(s)->find("Hello")->bandwidth_burst_bytes == 18'750'000);
 }

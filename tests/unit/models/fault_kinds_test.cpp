@@ -1,11 +1,13 @@
 // The built-in fault kinds: each one's JSON (defaults, errors, canonical form) and the plan it
 // fills.
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -78,8 +80,9 @@ void check_round_trip(const json& fault) {
 
 TEST_CASE("fault registry: builtins by name, sorted, no duplicates", "[unit]") {
     CHECK(builtins().names() == std::vector<std::string>{"delay", "function_error",
-                                                         "gateway_error", "phantom", "reset",
-                                                         "slow_response", "throttle"});
+                                                         "gateway_error", "hang", "phantom",
+                                                         "refuse", "reset", "slow_response",
+                                                         "throttle"});
     for (const auto& name : builtins().names()) {
         const fault_kind* k = builtins().find(name);
         REQUIRE(k != nullptr);
@@ -363,4 +366,80 @@ TEST_CASE("slow_response: a positive, finite rate in bytes per second", "[unit]"
     CHECK(error_path({{"kind", "slow_response"},
                       {"bytes_per_s", std::numeric_limits<double>::quiet_NaN()}}) ==
           "fault.bytes_per_s");
+}
+
+TEST_CASE("every kind: the fronts it applies to", "[unit]") {
+    const std::vector<front> requests{front::gateway, front::invoke};
+    const std::vector<front> all{front::gateway, front::invoke, front::dependency};
+    const std::vector<front> dependency{front::dependency};
+    const std::pair<const char*, std::vector<front>> expected[] = {
+        {"phantom", requests},   {"gateway_error", requests}, {"function_error", requests},
+        {"throttle", requests},  {"delay", all},              {"reset", all},
+        {"slow_response", all},  {"refuse", dependency},      {"hang", dependency},
+    };
+    for (const auto& [name, fronts] : expected) {
+        INFO(name);
+        const fault_kind* k = builtins().find(name);
+        REQUIRE(k != nullptr);
+        CHECK(k->fronts == fronts);
+        for (front f : {front::gateway, front::invoke, front::dependency})
+            CHECK(k->applies_to(f) ==
+                  (std::find(fronts.begin(), fronts.end(), f) != fronts.end()));
+        // Only refuse is limited to connections.
+        CHECK(k->connect_only == (std::string(name) == "refuse"));
+    }
+    CHECK(builtins().find("phantom")->fronts_phrase() == "the gateway and invoke fronts");
+    CHECK(builtins().find("delay")->fronts_phrase() ==
+          "the gateway, invoke and dependency fronts");
+    CHECK(builtins().find("hang")->fronts_phrase() == "the dependency front");
+    // A kind that says nothing applies to the request fronts.
+    const fault_kind custom{"custom", "test kind", builtins().find("reset")->parse};
+    CHECK(custom.applies_to(front::gateway));
+    CHECK(custom.applies_to(front::invoke));
+    CHECK_FALSE(custom.applies_to(front::dependency));
+}
+
+TEST_CASE("refuse: no options", "[unit]") {
+    auto config = parse({{"kind", "refuse"}});
+    CHECK(config->to_json() == json{{"kind", "refuse"}});
+    CHECK(config->describe() == "refuse");
+    const plan p = apply(*config);
+    CHECK(p.act == plan::action::refuse);
+    CHECK(p.injects());
+    check_round_trip({{"kind", "refuse"}});
+    CHECK(error_path({{"kind", "refuse"}, {"close_after", "1s"}}) == "fault.close_after");
+}
+
+TEST_CASE("hang: held until the client leaves, or closed after a duration", "[unit]") {
+    auto forever = parse({{"kind", "hang"}});
+    CHECK(forever->to_json() == json{{"kind", "hang"}});
+    CHECK(forever->describe() == "hang until the client leaves");
+    plan p = apply(*forever);
+    CHECK(p.act == plan::action::hang);
+    CHECK(p.close_after_ms == 0);
+    CHECK(p.injects());
+    check_round_trip({{"kind", "hang"}});
+
+    auto closing = parse({{"kind", "hang"}, {"close_after", "30s"}});
+    CHECK(closing->to_json() == json{{"kind", "hang"}, {"close_after", 30000}});
+    CHECK(closing->describe() == "hang, close after 30s");
+    p = apply(*closing);
+    CHECK(p.act == plan::action::hang);
+    CHECK(p.close_after_ms == 30000);
+    check_round_trip({{"kind", "hang"}, {"close_after", "1.5s"}});
+    CHECK(parse({{"kind", "hang"}, {"close_after", 250}})->to_json() ==
+          json{{"kind", "hang"}, {"close_after", 250}});
+    // An explicit 0 is the default, so it is left out of the canonical form.
+    CHECK(parse({{"kind", "hang"}, {"close_after", "0s"}})->to_json() == json{{"kind", "hang"}});
+
+    CHECK(error_path({{"kind", "hang"}, {"close_after", "-1s"}}) == "fault.close_after");
+    CHECK(error_path({{"kind", "hang"}, {"close_after", -5}}) == "fault.close_after");
+    CHECK(error_path({{"kind", "hang"}, {"close_after", "soon"}}) == "fault.close_after");
+    CHECK(error_path({{"kind", "hang"}, {"close_after", true}}) == "fault.close_after");
+    CHECK(error_path({{"kind", "hang"},
+                      {"close_after", std::numeric_limits<double>::infinity()}}) ==
+          "fault.close_after");
+    CHECK(error_path({{"kind", "hang"}, {"timeout", "1s"}}) == "fault.timeout");
+    CHECK(error_message({{"kind", "hang"}, {"timeout", "1s"}}) ==
+          "unknown key 'timeout'; allowed: kind, close_after");
 }

@@ -131,6 +131,9 @@ TEST_CASE("rule_error: what() is path: message, or the message alone", "[unit]")
 TEST_CASE("to_string names fronts, client outcomes and actions", "[unit]") {
     CHECK(to_string(front::gateway) == "gateway");
     CHECK(to_string(front::invoke) == "invoke");
+    CHECK(to_string(front::dependency) == "dependency");
+    CHECK(to_string(dependency_phase::connect) == "connect");
+    CHECK(to_string(dependency_phase::request) == "request");
     CHECK(to_string(client_outcome::timeout) == "timeout");
     CHECK(to_string(client_outcome::hang) == "hang");
     CHECK(to_string(client_outcome::reset) == "reset");
@@ -143,6 +146,8 @@ TEST_CASE("to_string names fronts, client outcomes and actions", "[unit]") {
     CHECK(to_string(plan::action::throttle) == "throttle");
     CHECK(to_string(plan::action::reset) == "reset");
     CHECK(to_string(plan::action::slow_response) == "slow_response");
+    CHECK(to_string(plan::action::refuse) == "refuse");
+    CHECK(to_string(plan::action::hang) == "hang");
 }
 
 TEST_CASE("parse_rule: only a fault is required; defaults match everything", "[unit]") {
@@ -353,10 +358,10 @@ TEST_CASE("parse_rule: error messages say what was expected", "[unit]") {
     CHECK(error_message(json::array()) == "a rule is a JSON object");
     CHECK(error_message(json::parse(R"({"fault": {"kind": "reset"}, "nme": "x"})")) ==
           "unknown key 'nme'; allowed: name, front, function, route, method, path, headers, nth, "
-          "every_nth, first, probability, window, fault");
+          "every_nth, first, probability, window, dependency, on, fault");
     CHECK(error_message(json::parse(R"({"fault": {"kind": "bandwidth"}})")) ==
-          "unknown fault kind 'bandwidth'; known: delay, function_error, gateway_error, phantom, "
-          "reset, slow_response, throttle");
+          "unknown fault kind 'bandwidth'; known: delay, function_error, gateway_error, hang, "
+          "phantom, refuse, reset, slow_response, throttle");
     CHECK(error_message(json::parse(R"({"nth": 2, "first": 3, "fault": {"kind": "reset"}})")) ==
           "cannot be combined with \"nth\" (use at most one of nth, every_nth, first)");
     CHECK(error_message(json::parse(R"({"probability": "101%", "fault": {"kind": "reset"}})")) ==

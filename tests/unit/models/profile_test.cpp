@@ -72,6 +72,12 @@ prices:
     express_gb_s: 0.00001667
     express_increment: 100ms
     express_memory_increment_mb: 64
+bandwidth:
+  source: test
+  default: 625Mbps
+  scalable: {from_mb: 2048, to_mb: 10240, max: 3000Mbps}
+  burst: 50ms
+  streaming: {uncapped: 6MB, rate: 2MBps}
 )";
 
 std::string replace(std::string text, const std::string& from, const std::string& to) {
@@ -250,7 +256,7 @@ TEST_CASE("profile: an unknown key is an error that lists the allowed keys", "[u
 
     const auto top = error_of(tiny + "colour: blue\n");
     CHECK(top.key() == "colour");
-    CHECK(top.line() == 60);
+    CHECK(top.line() == 66);
     CHECK(top.column() == 1);
     CHECK(std::string(top.what()).find("name, runtimes, runtime_aliases") != std::string::npos);
 
@@ -446,4 +452,107 @@ TEST_CASE("profile: prices for the simulator's cost", "[unit]") {
     CHECK(builtin.prices.region == "us-east-1");
     CHECK(builtin.prices.lambda_gb_s_x86 == 0.0000166667);
     CHECK(builtin.prices.sfn_standard_per_thousand_transitions == 0.025);
+}
+
+TEST_CASE("profile: bandwidth per execution environment", "[unit]") {
+    const auto p = parse_profile(tiny, "my-profile.yaml");
+    const auto& t = p.bandwidth;
+    CHECK(t.source == "test");
+    CHECK(t.default_bytes_per_s == 78'125'000);  // 625 Mbps
+    CHECK(t.scalable_from_mb == 2048);
+    CHECK(t.scalable_to_mb == 10240);
+    CHECK(t.scalable_max_bytes_per_s == 375'000'000);  // 3,000 Mbps
+    CHECK(t.burst_ms == 50);
+    CHECK(t.streaming_uncapped_bytes == 6'291'456);  // 6 MiB
+    CHECK(t.streaming_bytes_per_s == 2'000'000);    // 2 MBps, decimal
+
+    // Other spellings of the same numbers.
+    const auto q = parse_profile(
+        replace(replace(replace(tiny, "default: 625Mbps", "default: 78.125 MB/s"),
+                        "{uncapped: 6MB, rate: 2MBps}", "{uncapped: 6144 KiB, rate: 16 Mbps}"),
+                "burst: 50ms", "burst: 0.05s"),
+        "t.yaml");
+    CHECK(q.bandwidth.default_bytes_per_s == Approx(78'125'000));
+    CHECK(q.bandwidth.streaming_uncapped_bytes == 6'291'456);
+    CHECK(q.bandwidth.streaming_bytes_per_s == Approx(2'000'000));
+    CHECK(q.bandwidth.burst_ms == Approx(50));
+
+    // model-data §5: the built-in profile carries the quotas page's numbers.
+    const auto& builtin = builtin_profile().bandwidth;
+    CHECK(builtin.default_bytes_per_s == 78'125'000);
+    CHECK(builtin.scalable_from_mb == 2048);
+    CHECK(builtin.scalable_to_mb == 10240);
+    CHECK(builtin.scalable_max_bytes_per_s == 375'000'000);
+    CHECK(builtin.streaming_uncapped_bytes == 6'291'456);
+    CHECK(builtin.streaming_bytes_per_s == 2'000'000);
+    CHECK(builtin.burst_ms > 0);
+    CHECK(builtin.source.find("quotas") != std::string::npos);
+}
+
+TEST_CASE("profile: bandwidth errors, each at its key and line", "[unit]") {
+    struct bad {
+        std::string from, to;
+        std::string key;
+        int line;
+        std::string says;
+    };
+    // bandwidth: is line 60; its keys follow.
+    const bad cases[] = {
+        {"  source: test\n  default: 625Mbps", "  default: 625Mbps", "bandwidth.source", 60,
+         "missing required key 'source'"},
+        {"  default: 625Mbps\n", "", "bandwidth.default", 60, "missing required key 'default'"},
+        {"default: 625Mbps", "default: 625", "bandwidth.default", 62, "has no unit"},
+        {"default: 625Mbps", "default: 10 furlongs", "bandwidth.default", 62,
+         "unknown unit \"furlongs\""},
+        {"default: 625Mbps", "default: -5Mbps", "bandwidth.default", 62, "greater than 0"},
+        {"default: 625Mbps", "default: 0Mbps", "bandwidth.default", 62, "greater than 0"},
+        {"default: 625Mbps", "default: Mbps", "bandwidth.default", 62, "start with a number"},
+        {"default: 625Mbps", "default: {rate: 1}", "bandwidth.default", 62,
+         "expected a rate such as '625Mbps'"},
+        {"  default: 625Mbps\n", "  default: 625Mbps\n  defualt: 1Mbps\n", "bandwidth.defualt",
+         63, "unknown key 'defualt' (allowed: default, scalable, burst, streaming, source)"},
+        {"  scalable: {from_mb: 2048, to_mb: 10240, max: 3000Mbps}\n", "", "bandwidth.scalable",
+         60, "missing required key 'scalable'"},
+        {"{from_mb: 2048, to_mb: 10240, max: 3000Mbps}", "[2048, 10240]", "bandwidth.scalable",
+         63, "expected a mapping"},
+        {"from_mb: 2048,", "from_mb: 0,", "bandwidth.scalable.from_mb", 63, "must be > 0"},
+        {"from_mb: 2048,", "from_mb: lots,", "bandwidth.scalable.from_mb", 63,
+         "expected a number"},
+        {"to_mb: 10240,", "to_mb: 1024,", "bandwidth.scalable.to_mb", 63,
+         "must be more than from_mb (2048)"},
+        {"max: 3000Mbps}", "max: 100Mbps}", "bandwidth.scalable.max", 63,
+         "must be at least the default rate (625 Mbps)"},
+        {"max: 3000Mbps}", "max: 3000Mbps, min: 1Mbps}", "bandwidth.scalable.min", 63,
+         "unknown key 'min' (allowed: from_mb, to_mb, max)"},
+        {", max: 3000Mbps}", "}", "bandwidth.scalable.max", 63, "missing required key 'max'"},
+        {"burst: 50ms", "burst: soon", "bandwidth.burst", 64, "invalid duration 'soon'"},
+        {"burst: 50ms", "burst: -1ms", "bandwidth.burst", 64, ""},
+        {"  burst: 50ms\n", "", "bandwidth.burst", 60, "missing required key 'burst'"},
+        {"uncapped: 6MB", "uncapped: 6", "bandwidth.streaming.uncapped", 65, "has no unit"},
+        {"uncapped: 6MB", "uncapped: 6MBps", "bandwidth.streaming.uncapped", 65,
+         "unknown size unit 'MBps'"},
+        {"uncapped: 6MB", "uncapped: -1MB", "bandwidth.streaming.uncapped", 65,
+         "cannot be negative"},
+        {"uncapped: 6MB", "uncapped: many", "bandwidth.streaming.uncapped", 65,
+         "expected a size such as '6MB'"},
+        {"rate: 2MBps}", "rate: 2MB}", "bandwidth.streaming.rate", 65,
+         "did you mean \"MB/s\"?"},
+        {"rate: 2MBps}", "rate: 2MBps, burst: 1s}", "bandwidth.streaming.burst", 65,
+         "unknown key 'burst' (allowed: uncapped, rate)"},
+        {"{uncapped: 6MB, rate: 2MBps}", "2MBps", "bandwidth.streaming", 65,
+         "expected a mapping"},
+    };
+    for (const auto& c : cases) {
+        INFO(c.to);
+        const auto e = error_of(replace(tiny, c.from, c.to));
+        CHECK(e.file() == "my-profile.yaml");
+        CHECK(e.key() == c.key);
+        CHECK(e.line() == c.line);
+        CHECK(e.column() > 0);
+        CHECK(e.message().find(c.says) != std::string::npos);
+    }
+    // A profile without the table is an error at the top.
+    const auto missing = error_of(tiny.substr(0, tiny.find("bandwidth:\n")));
+    CHECK(missing.key() == "bandwidth");
+    CHECK(missing.message() == "missing required key 'bandwidth'");
 }
