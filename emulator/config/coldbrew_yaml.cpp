@@ -7,10 +7,12 @@
 
 #include "emulator/config/loaders.hpp"
 #include "emulator/config/rules.hpp"
+#include "models/bandwidth/bandwidth.hpp"
 #include "models/distribution/distribution.hpp"
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 
@@ -140,6 +142,49 @@ void parse_ports(const ynode& v, coldbrew_file& out) {
         }
     }
 }
+
+// ---- network: (top level and functions.<name>.network) ---------------------------------
+
+// YAML 1.2 core booleans; quoted text is a string, not a boolean.
+bool read_bool(const ynode& v, std::string_view what) {
+    if (v.is_scalar() && !v.quoted) {
+        if (v.text == "true" || v.text == "True" || v.text == "TRUE") return true;
+        if (v.text == "false" || v.text == "False" || v.text == "FALSE") return false;
+    }
+    fail(v, std::string(what) + " must be true or false, got " +
+                (v.is_scalar() ? "'" + v.text + "'"
+                 : v.is_map()  ? std::string("a mapping")
+                 : v.is_sequence() ? std::string("a list")
+                                   : std::string("nothing")));
+}
+
+// A rate with its unit ("625Mbps", "50MB/s"), in bytes per second.
+double read_rate(const ynode& v, std::string_view what) {
+    const std::string& text = expect_string(v, what);
+    try {
+        return models::bandwidth::parse_rate(text);
+    } catch (const std::invalid_argument& e) {
+        fail(v, e.what());  // it quotes the text and gives an example
+    }
+}
+
+constexpr field<coldbrew_file> network_fields[] = {
+    {"scalable_bandwidth",
+     [](const ynode& v, coldbrew_file& out) {
+         out.values.scalable_bandwidth = read_bool(v, "scalable_bandwidth");
+     }},
+};
+
+constexpr field<function_override> function_network_fields[] = {
+    {"scalable_bandwidth",
+     [](const ynode& v, function_override& out) {
+         out.scalable_bandwidth = read_bool(v, "scalable_bandwidth");
+     }},
+    {"bandwidth",
+     [](const ynode& v, function_override& out) {
+         out.bandwidth_bytes_per_s = read_rate(v, "bandwidth");
+     }},
+};
 
 // ---- functions.<name>: -----------------------------------------------------------------
 
@@ -289,6 +334,10 @@ constexpr field<function_override> function_fields[] = {
      [](const ynode& v, function_override& out) {
          parse_section<function_override>(v, async_fields, out);
      }},
+    {"network",
+     [](const ynode& v, function_override& out) {
+         parse_section<function_override>(v, function_network_fields, out);
+     }},
 };
 
 void parse_functions(const ynode& v, coldbrew_file& out) {
@@ -427,6 +476,337 @@ constexpr field<fault_settings> fault_fields[] = {
      }},
 };
 
+// ---- dependencies.<name>: --------------------------------------------------------------
+
+struct dependency_entry {
+    dependency dep;
+    dependency_source source;
+    bool upstream_set = false;
+};
+
+// Positive durations ("2s", "5min", a bare number of ms), as elsewhere in coldbrew.yaml.
+double read_positive_duration_ms(const ynode& v, std::string_view what) {
+    const std::string& text = expect_string(v, what);
+    double ms = 0;
+    try {
+        ms = models::parse_duration_ms(text);
+    } catch (const models::distribution_error& e) {
+        throw config_error(position_in_scalar(v, e.offset()), v.path,
+                           std::string(e.what()) + " in '" + text + "'");
+    }
+    if (!(ms > 0.0))
+        fail(v, std::string(what) + " must be a duration greater than 0 (e.g. 2s), got '" + text +
+                    "'");
+    return ms;
+}
+
+// "host:port" or "[v6]:port". Errors point at the character that is wrong.
+void read_upstream(const ynode& v, dependency& out) {
+    const std::string& text = expect_string(v, "upstream");
+    auto fail_at = [&](std::size_t offset, const std::string& message) {
+        throw config_error(position_in_scalar(v, offset), v.path, message);
+    };
+    const std::string shape = " (upstream is host:port, e.g. 127.0.0.1:6379 or [::1]:6379)";
+    if (const auto scheme = text.find("://"); scheme != std::string::npos)
+        fail_at(0, "upstream is host:port without a scheme, got '" + text + "'" + shape);
+    std::string host;
+    std::size_t port_at = 0;
+    if (!text.empty() && text.front() == '[') {
+        const auto close = text.find(']');
+        if (close == std::string::npos) fail_at(0, "unclosed '[' in '" + text + "'" + shape);
+        host = text.substr(1, close - 1);
+        if (host.empty() || host.find(':') == std::string::npos)
+            fail_at(1, "brackets hold an IPv6 address, got '" + text + "'" + shape);
+        for (std::size_t i = 0; i < host.size(); ++i) {
+            const char c = host[i];
+            if (!(std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.'))
+                fail_at(1 + i, "unexpected '" + std::string(1, c) + "' in the IPv6 address '" +
+                                   host + "'");
+        }
+        if (close + 1 == text.size() || text[close + 1] != ':')
+            fail_at(close + 1, "no port after the address in '" + text + "'" + shape);
+        port_at = close + 2;
+    } else {
+        const auto colon = text.rfind(':');
+        if (colon == std::string::npos) fail_at(0, "no port in '" + text + "'" + shape);
+        host = text.substr(0, colon);
+        if (host.find(':') != std::string::npos)
+            fail_at(0, "an IPv6 address needs brackets, e.g. [::1]:6379, got '" + text + "'");
+        if (host.empty()) fail_at(0, "no host in '" + text + "'" + shape);
+        for (std::size_t i = 0; i < host.size(); ++i) {
+            const char c = host[i];
+            if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_'))
+                fail_at(i, "unexpected '" + std::string(1, c) + "' in the host '" + host + "'" +
+                               shape);
+        }
+        port_at = colon + 1;
+    }
+    const std::string port = text.substr(port_at);
+    int value = 0;
+    const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+    if (port.empty() || ec != std::errc() || end != port.data() + port.size() || value < 1 ||
+        value > 65535)
+        fail_at(port_at, "upstream port must be from 1 to 65535, got '" + port + "'");
+    out.upstream_host = host;
+    out.upstream_port = value;
+}
+
+// A name a process environment and a shell both take; Lambda's own names are not ours to set.
+void check_env_name(const std::string& name, const source_location& where,
+                    const std::string& path) {
+    const bool shaped =
+        !name.empty() &&
+        (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
+        std::all_of(name.begin(), name.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+        });
+    if (!shaped)
+        throw config_error(where, path,
+                           "'" + name + "' is not an environment variable name "
+                           "(letters, digits and _, not starting with a digit)");
+    if (lambda_reserved_env(name))
+        throw config_error(where, path,
+                           name + " is reserved by Lambda (the runtime sets it); a dependency "
+                                  "cannot set it");
+}
+
+constexpr std::array<std::string_view, 3> env_placeholders = {"host", "port", "address"};
+
+// Every `{word}` in the template must be a placeholder; other braces (JSON text) are kept.
+void check_env_template(const ynode& v) {
+    const std::string& text = v.text;
+    for (std::size_t open = text.find('{'); open != std::string::npos;
+         open = text.find('{', open + 1)) {
+        const auto close = text.find('}', open + 1);
+        if (close == std::string::npos) break;
+        const std::string word = text.substr(open + 1, close - open - 1);
+        const bool word_like =
+            !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+                return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ||
+                       c == '.';
+            });
+        if (!word_like) continue;
+        if (std::find(env_placeholders.begin(), env_placeholders.end(), word) !=
+            env_placeholders.end())
+            continue;
+        const auto best = closest_match(word, env_placeholders);
+        throw config_error(position_in_scalar(v, open), v.path,
+                           "unknown placeholder {" + word + "} in '" + text +
+                               "'; allowed: {host}, {port}, {address}" +
+                               (best ? " (did you mean {" + *best + "}?)" : std::string()));
+    }
+}
+
+constexpr field<dependency_entry> latency_fields[] = {
+    {"connect",
+     [](const ynode& v, dependency_entry& out) {
+         out.dep.connect_latency = read_distribution(v, "latency.connect");
+     }},
+    {"request",
+     [](const ynode& v, dependency_entry& out) {
+         out.dep.request_latency = read_distribution(v, "latency.request");
+     }},
+};
+
+constexpr field<dependency_entry> dependency_bandwidth_fields[] = {
+    {"per_connection",
+     [](const ynode& v, dependency_entry& out) {
+         out.dep.per_connection_bytes_per_s = read_rate(v, "per_connection");
+     }},
+    {"environment",
+     [](const ynode& v, dependency_entry& out) {
+         out.dep.environment_cap = read_bool(v, "environment");
+     }},
+};
+
+constexpr field<dependency_entry> timeout_fields[] = {
+    {"connect",
+     [](const ynode& v, dependency_entry& out) {
+         out.dep.connect_timeout_ms = read_positive_duration_ms(v, "timeouts.connect");
+     }},
+    {"idle",
+     [](const ynode& v, dependency_entry& out) {
+         out.dep.idle_timeout_ms = read_positive_duration_ms(v, "timeouts.idle");
+     }},
+};
+
+constexpr field<dependency_entry> availability_fields[] = {
+    {"sla",
+     [](const ynode& v, dependency_entry& out) {
+         out.dep.availability_percent = expect_percent(v, "sla");
+     }},
+    {"outcome",
+     [](const ynode& v, dependency_entry& out) {
+         static constexpr std::array<std::string_view, 3> outcomes = {"refuse", "reset", "hang"};
+         out.dep.availability_outcome = expect_choice(v, "outcome", outcomes);
+     }},
+    {"on",
+     [](const ynode& v, dependency_entry& out) {
+         static constexpr std::array<std::string_view, 2> points = {"connect", "request"};
+         out.dep.availability_on = expect_choice(v, "on", points);
+     }},
+};
+
+constexpr field<dependency_entry> dependency_fields[] = {
+    {"upstream",
+     [](const ynode& v, dependency_entry& out) {
+         read_upstream(v, out.dep);
+         out.upstream_set = true;
+     }},
+    {"env",
+     [](const ynode& v, dependency_entry& out) {
+         if (v.is_null()) return;
+         if (v.is_scalar()) {
+             // `env: NAME` is the common case: one variable holding host:port.
+             check_env_name(v.text, v.where, v.path);
+             out.dep.env.emplace_back(v.text, "{address}");
+             out.source.env.push_back({v.text, v.where, v.path});
+             return;
+         }
+         if (!v.is_map())
+             fail(v, "env must be a variable name or a mapping of variable name to template "
+                     "such as {DATA_URL: \"http://{address}/\"}");
+         for (const auto& m : v.members) {
+             const std::string path = join_path(v.path, m.key);
+             check_env_name(m.key, m.key_where, path);
+             const std::string& tmpl = expect_string(m.value, "env template");
+             check_env_template(m.value);
+             out.dep.env.emplace_back(m.key, tmpl);
+             out.source.env.push_back({m.key, m.key_where, path});
+         }
+     }},
+    {"functions",
+     [](const ynode& v, dependency_entry& out) {
+         if (v.is_null()) return;
+         const auto& seq = expect_sequence(v, "functions");
+         if (seq.items.empty())
+             fail(v, "functions must name at least one function (leave it out for every "
+                     "function)");
+         for (const auto& item : seq.items) {
+             const std::string& name = expect_string(item, "function name");
+             if (name.empty()) fail(item, "function name must not be empty");
+             out.source.functions.push_back({name, item.where, item.path});
+         }
+     }},
+    {"listen",
+     [](const ynode& v, dependency_entry& out) {
+         out.dep.listen_port = static_cast<int>(expect_int(v, 0, 65535, "listen"));
+         out.source.listen_where = v.where;
+         out.source.listen_path = v.path;
+     }},
+    {"latency",
+     [](const ynode& v, dependency_entry& out) {
+         parse_section<dependency_entry>(v, latency_fields, out);
+     }},
+    {"bandwidth",
+     [](const ynode& v, dependency_entry& out) {
+         parse_section<dependency_entry>(v, dependency_bandwidth_fields, out);
+     }},
+    {"timeouts",
+     [](const ynode& v, dependency_entry& out) {
+         parse_section<dependency_entry>(v, timeout_fields, out);
+     }},
+    {"availability",
+     [](const ynode& v, dependency_entry& out) {
+         if (v.is_null()) return;
+         parse_section<dependency_entry>(v, availability_fields, out);
+         // Without an SLA nothing fails; an outcome alone is a half-written block.
+         if (!out.dep.availability_percent)
+             fail(v, "availability needs sla, e.g. {sla: 99.9%, outcome: reset}");
+         if (out.dep.availability_outcome == "refuse") {
+             // A refused connection never reaches a request.
+             const ynode* on = v.find("on");
+             if (on && out.dep.availability_on == "request")
+                 fail(*on, "outcome refuse fails connections before the upstream is reached, so "
+                           "it applies on connect, not on request");
+             out.dep.availability_on = "connect";
+         }
+     }},
+};
+
+// Admin API URLs and fault rules name dependencies, so names stay URL- and shell-safe.
+bool dependency_name_ok(const std::string& name) {
+    return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+    });
+}
+
+void parse_dependencies(const ynode& v, coldbrew_file& out) {
+    if (v.is_null()) return;
+    for (const auto& m : expect_map(v, "dependencies").members) {
+        dependency_entry e;
+        e.dep.name = m.key;
+        e.dep.where = m.key_where;
+        e.dep.path = join_path(v.path, m.key);
+        if (!dependency_name_ok(m.key))
+            fail_key(m, e.dep.path,
+                     "dependency name '" + m.key +
+                         "' must be letters, digits, '-' and '_' (it appears in admin API URLs "
+                         "and fault rules)");
+        parse_section<dependency_entry>(m.value, dependency_fields, e);
+        if (!e.upstream_set)
+            fail(ynode::make_map(m.key_where, e.dep.path),
+                 "dependency '" + m.key + "' needs upstream: host:port");
+        out.values.dependencies.push_back(std::move(e.dep));
+        out.dependency_sources.push_back(std::move(e.source));
+    }
+}
+
+// Two listeners cannot share a port: dependencies' `listen` against each other and against
+// the ports coldbrew.yaml names (0 picks a free one and never collides).
+void check_listen_ports(const ynode& root, const coldbrew_file& out) {
+    std::map<int, std::string> used;
+    if (const ynode* ports = root.find("ports"); ports && ports->is_map()) {
+        for (const auto& m : ports->members) {
+            const int port = m.key == "gateway" ? out.values.gateway_port
+                             : m.key == "invoke" ? out.values.invoke_port
+                                                 : out.values.admin_port;
+            if (port != 0) used.emplace(port, m.value.path);
+        }
+    }
+    for (std::size_t i = 0; i < out.values.dependencies.size(); ++i) {
+        const int port = out.values.dependencies[i].listen_port;
+        if (port == 0) continue;
+        const auto& src = out.dependency_sources[i];
+        const auto [it, fresh] = used.emplace(port, src.listen_path);
+        if (!fresh)
+            throw config_error(src.listen_where, src.listen_path,
+                               "listen port " + std::to_string(port) + " is already used by " +
+                                   it->second);
+    }
+}
+
+// ---- telemetry -------------------------------------------------------------------------
+
+constexpr field<coldbrew_file> telemetry_fields[] = {
+    {"trace_file",
+     [](const ynode& v, coldbrew_file& out) {
+         if (v.is_null()) return;
+         const auto p = local_path(v, out, "telemetry.trace_file");
+         std::error_code ec;
+         if (std::filesystem::is_directory(p, ec))
+             fail(v, "trace_file " + p.string() + " is a directory, expected a file name");
+         if (!std::filesystem::is_directory(p.parent_path(), ec))
+             fail(v, "trace_file " + p.string() + ": directory " + p.parent_path().string() +
+                         " does not exist");
+         out.values.trace_file = p;
+     }},
+    {"otlp_endpoint",
+     [](const ynode& v, coldbrew_file& out) {
+         if (v.is_null()) return;
+         const std::string& url = expect_string(v, "otlp_endpoint");
+         // The rest of the URL is checked where it is used (telemetry::parse_otlp_endpoint).
+         if (url.rfind("http://", 0) != 0)
+             fail(v, "otlp_endpoint must be an http:// URL (OTLP/HTTP, e.g. "
+                     "http://127.0.0.1:4318), got '" + url + "'");
+         out.values.otlp_endpoint = url;
+     }},
+};
+
+void parse_telemetry(const ynode& v, coldbrew_file& out) {
+    parse_section<coldbrew_file>(v, telemetry_fields, out);
+}
+
 // ---- top level -------------------------------------------------------------------------
 
 constexpr field<coldbrew_file> top_level[] = {
@@ -510,7 +890,115 @@ constexpr field<coldbrew_file> top_level[] = {
      }},
     {"gateway", [](const ynode& v,
                    coldbrew_file& out) { parse_section<coldbrew_file>(v, gateway_fields, out); }},
+    {"network", [](const ynode& v,
+                   coldbrew_file& out) { parse_section<coldbrew_file>(v, network_fields, out); }},
+    {"dependencies", parse_dependencies},
+    {"telemetry", parse_telemetry},
 };
+
+std::string position_text(const source_location& where) {
+    return where.file + ":" + std::to_string(where.line) + ":" + std::to_string(where.column);
+}
+
+// The logical ids a dependency reaches: its `functions`, or every function.
+std::vector<std::string> dependency_targets(const dependency& dep, const stack& s) {
+    if (!dep.functions.empty()) return dep.functions;
+    std::vector<std::string> all;
+    for (const auto& fn : s.functions)
+        all.push_back(fn.name);
+    return all;
+}
+
+void apply_dependencies(const coldbrew_file& file, stack& out) {
+    out.settings.scalable_bandwidth = file.values.scalable_bandwidth;
+    out.settings.dependencies = file.values.dependencies;
+    auto& deps = out.settings.dependencies;
+    const std::string template_name = out.template_file.filename().string();
+
+    // `functions` items: a logical id, or the deployed FunctionName handlers know themselves by.
+    for (std::size_t i = 0; i < deps.size(); ++i) {
+        for (const auto& item : file.dependency_sources[i].functions) {
+            const function* fn = out.find_function(item.value);
+            if (!fn) {
+                auto it = std::find_if(out.functions.begin(), out.functions.end(),
+                                       [&](const function& f) { return f.function_name == item.value; });
+                if (it != out.functions.end()) fn = &*it;
+            }
+            if (!fn) {
+                std::vector<std::string> names;
+                std::string known;
+                for (const auto& f : out.functions) {
+                    names.push_back(f.name);
+                    known += (known.empty() ? "" : ", ") + f.name;
+                    if (f.function_name != f.name) {
+                        names.push_back(f.function_name);
+                        known += " (" + f.function_name + ")";
+                    }
+                }
+                const auto best = closest_match(item.value, names);
+                throw config_error(item.where, item.path,
+                                   "no function named '" + item.value + "' in " + template_name +
+                                       (best ? " (did you mean '" + *best + "'?)" : std::string()) +
+                                       "; functions: " + known);
+            }
+            if (std::find(deps[i].functions.begin(), deps[i].functions.end(), fn->name) ==
+                deps[i].functions.end())
+                deps[i].functions.push_back(fn->name);
+        }
+    }
+
+    std::vector<std::vector<std::string>> targets;
+    for (const auto& dep : deps)
+        targets.push_back(dependency_targets(dep, out));
+
+    // One variable, one value: two dependencies cannot both set it in the same function.
+    for (std::size_t j = 0; j < deps.size(); ++j) {
+        for (std::size_t k = 0; k < deps[j].env.size(); ++k) {
+            const auto& var = deps[j].env[k].first;
+            for (std::size_t i = 0; i < j; ++i) {
+                const auto earlier = std::find_if(deps[i].env.begin(), deps[i].env.end(),
+                                                  [&](const auto& e) { return e.first == var; });
+                if (earlier == deps[i].env.end()) continue;
+                const auto common =
+                    std::find_if(targets[j].begin(), targets[j].end(), [&](const std::string& f) {
+                        return std::find(targets[i].begin(), targets[i].end(), f) !=
+                               targets[i].end();
+                    });
+                if (common == targets[j].end()) continue;
+                const auto& at = file.dependency_sources[j].env[k];
+                const auto& first =
+                    file.dependency_sources[i].env[static_cast<std::size_t>(earlier - deps[i].env.begin())];
+                throw config_error(at.where, at.path,
+                                   var + " is already set by " + deps[i].path + " (" +
+                                       position_text(first.where) + ") for function " + *common +
+                                       "; a variable can come from one dependency only");
+            }
+        }
+    }
+
+    // The proxy's address replaces a value the function sets itself; say so once per function.
+    for (std::size_t i = 0; i < deps.size(); ++i) {
+        for (std::size_t k = 0; k < deps[i].env.size(); ++k) {
+            const auto& var = deps[i].env[k].first;
+            const auto& at = file.dependency_sources[i].env[k];
+            for (const auto& name : targets[i]) {
+                const function* fn = out.find_function(name);
+                if (!fn || !fn->environment.count(var)) continue;
+                auto o = std::find_if(file.functions.begin(), file.functions.end(),
+                                      [&](const function_override& f) {
+                                          return f.name == name && f.environment.count(var);
+                                      });
+                const std::string origin = o != file.functions.end()
+                                               ? "coldbrew.yaml " + o->path + ".environment"
+                                               : template_name;
+                out.warnings.push_back(format_config_error(
+                    at.where, at.path,
+                    var + " replaces the value " + name + " sets in " + origin +
+                        ": the dependency's value wins"));
+            }
+        }
+    }
+}
 
 } // namespace
 
@@ -518,6 +1006,7 @@ coldbrew_file parse_coldbrew_file(const ynode& root, const std::filesystem::path
     coldbrew_file out;
     out.dir = dir;
     parse_section<coldbrew_file>(root, top_level, out);
+    check_listen_ports(root, out);
     return out;
 }
 
@@ -558,6 +1047,8 @@ void apply_coldbrew_file(const coldbrew_file& file, stack& out) {
         };
         if (o.async_on_success) fn->async.on_success = destination(*o.async_on_success);
         if (o.async_on_failure) fn->async.on_failure = destination(*o.async_on_failure);
+        if (o.scalable_bandwidth) fn->scalable_bandwidth = o.scalable_bandwidth;
+        if (o.bandwidth_bytes_per_s) fn->bandwidth_bytes_per_s = o.bandwidth_bytes_per_s;
         if (o.model.runtime) fn->model.runtime = o.model.runtime;
         if (o.model.init_duration) fn->model.init_duration = o.model.init_duration;
         if (o.model.package_ms_per_mb) fn->model.package_ms_per_mb = o.model.package_ms_per_mb;
@@ -594,6 +1085,7 @@ void apply_coldbrew_file(const coldbrew_file& file, stack& out) {
         for (auto& r : out.routes)
             r.integration_timeout_ms = *file.integration_timeout_ms;
     }
+    apply_dependencies(file, out);
 }
 
 } // namespace coldbrew::config::detail

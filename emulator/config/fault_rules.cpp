@@ -82,6 +82,17 @@ std::vector<mf::rule> parse_fault_rules(const fault_settings& faults,
 
 std::vector<std::string> rule_warnings(const stack& s, const mf::rule& r) {
     std::vector<std::string> out;
+    if (!r.dependency.empty()) {
+        const auto& deps = s.settings.dependencies;
+        if (!std::any_of(deps.begin(), deps.end(),
+                         [&](const dependency& d) { return d.name == r.dependency; })) {
+            std::string known;
+            for (const auto& d : deps) known += (known.empty() ? "" : ", ") + d.name;
+            out.push_back("fault rule '" + r.name + "': no dependency named '" + r.dependency +
+                          "' (" + (known.empty() ? "coldbrew.yaml declares none" : "declared: " + known) +
+                          "); it will never fire");
+        }
+    }
     if (!r.function.empty() && !std::any_of(s.functions.begin(), s.functions.end(), [&](const function& f) {
             return f.name == r.function || f.function_name == r.function;
         }))

@@ -43,6 +43,18 @@ struct function_override {
     function::model_overrides model; // fields left nullopt are not overridden
     std::optional<int> async_maximum_retry_attempts, async_maximum_event_age_s;
     std::optional<std::filesystem::path> async_on_success, async_on_failure;  // as written
+    std::optional<bool> scalable_bandwidth;       // network.scalable_bandwidth
+    std::optional<double> bandwidth_bytes_per_s;  // network.bandwidth
+};
+
+// Where one `dependencies:` item's values were written, for the checks that need the loaded
+// template (function names, variables a function already sets) and for errors between items.
+struct dependency_source {
+    std::vector<set_value<std::string>> functions;  // as written: logical id or FunctionName
+    // Parallel to dependency::env: the variable's key (its value for a plain `env: NAME`).
+    std::vector<set_value<std::string>> env;
+    source_location listen_where;  // the `listen` value; line 0 when not written
+    std::string listen_path;
 };
 
 // What coldbrew.yaml said. Settings start from the struct defaults.
@@ -54,6 +66,7 @@ struct coldbrew_file {
     std::vector<function_override> functions;
     std::optional<std::int64_t> integration_timeout_ms; // gateway.integration_timeout_ms
     source_location integration_timeout_where;
+    std::vector<dependency_source> dependency_sources;  // parallel to values.dependencies
 };
 
 // Parses the document; unknown keys are errors ("did you mean" included). An empty document
@@ -65,6 +78,9 @@ coldbrew_file parse_coldbrew_file(const ynode& root, const std::filesystem::path
 // timeout to a loaded stack, and points each function's model_where at its override. An
 // override naming no function is an error, and so is provisioned concurrency above reserved
 // concurrency once applied (at the coldbrew.yaml key that made it so).
+// Dependencies: `functions` items become logical ids (a FunctionName is accepted; a name the
+// stack lacks is an error), two dependencies setting one variable for a common function are
+// an error, and a variable a function already sets gets a warning (the dependency wins).
 void apply_coldbrew_file(const coldbrew_file& file, stack& out);
 
 // ---- templates ------------------------------------------------------------------------

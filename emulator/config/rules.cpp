@@ -55,6 +55,10 @@ bool aws_env_name(std::string_view name) {
 
 } // namespace
 
+bool lambda_reserved_env(std::string_view name) {
+    return std::find(reserved_env.begin(), reserved_env.end(), name) != reserved_env.end();
+}
+
 int read_memory_mb(const ynode& n, std::string_view what) {
     return static_cast<int>(expect_int(n, min_memory_mb, max_memory_mb, what));
 }

@@ -113,6 +113,10 @@ void read_environment(const ynode& vars, std::map<std::string, std::string>& out
 std::filesystem::path local_directory(const ynode& at, const std::filesystem::path& base,
                                       const std::string& value, const std::string& what);
 
+// True for the names Lambda reserves (spec §1.6 [ENV]): _HANDLER, AWS_REGION,
+// AWS_LAMBDA_RUNTIME_API, LAMBDA_TASK_ROOT, the credentials …
+bool lambda_reserved_env(std::string_view name);
+
 // Warns when the variables exceed Lambda's 4 KB total [QUOTA], which AWS rejects at deploy.
 void check_environment_size(const function& fn, std::vector<std::string>& warnings);
 

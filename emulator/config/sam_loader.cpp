@@ -614,6 +614,18 @@ void sam_loader::read_function(const ymember& res, const ynode& props_raw) {
                         ".async.on_success / on_failure in coldbrew.yaml for JSONL files"));
     }
 
+    // LoggingConfig.LogFormat: Text (Lambda's default) or JSON [SAM-FN]; the log group and
+    // levels are AWS-side settings, not emulated.
+    if (auto v = value(props, "LoggingConfig"); v && !v->is_null()) {
+        expect_map(*v, "LoggingConfig");
+        if (const ynode* f = v->find("LogFormat")) {
+            const std::string& format = expect_string(*f, "LogFormat");
+            if (format != "Text" && format != "JSON")
+                fail(*f, id + ": LoggingConfig.LogFormat must be Text or JSON, got '" + format + "'");
+            fn.log_format = format;
+        }
+    }
+
     if (const ynode* events = props.find("Events"); events && !events->is_null()) {
         read_events(fn, expect_map(*events, "Events"));
     }

@@ -73,6 +73,11 @@ struct function {
     // Zipped deployment package size in MB (coldbrew.yaml `package_mb`); nullopt: coldbrew
     // measures code_dir.
     std::optional<double> package_mb;
+    // Network bandwidth (coldbrew.yaml `network:` at the top level, overridden per function):
+    // whether the raised quota applies (bandwidth scales with memory for non-VPC functions),
+    // and an explicit rate replacing the model's (bytes per second, > 0).
+    std::optional<bool> scalable_bandwidth;  // nullopt: settings::scalable_bandwidth
+    std::optional<double> bandwidth_bytes_per_s;
     std::optional<int> reserved_concurrency;       // ReservedConcurrentExecutions
     std::optional<int> provisioned_concurrency;    // ProvisionedConcurrentExecutions;
                                                    // never above reserved_concurrency
@@ -82,6 +87,9 @@ struct function {
     // with `max_environments` in coldbrew.yaml (global or per function).
     // ReservedConcurrentExecutions lowers it further, as on AWS.
     int max_environments = 100;
+    // "Text" or "JSON": SAM LoggingConfig.LogFormat (`coldbrew up --log-format` overrides it).
+    // JSON turns platform lines into JSON objects and sets AWS_LAMBDA_LOG_FORMAT=JSON.
+    std::string log_format = "Text";
     // Asynchronous (Event) invocations (SAM EventInvokeConfig, serverless
     // maximumRetryAttempts/maximumEventAge, coldbrew.yaml `async`). Lambda's defaults: 2
     // retries of a function error, events kept up to 6 h ("Error handling and automatic retries
@@ -135,6 +143,44 @@ struct fault_settings {
     std::vector<fault_rule_text> rules;
 };
 
+// One item of coldbrew.yaml `dependencies:`: a service handlers talk to (Redis, Postgres, an
+// HTTP object store, anything TCP), reached through a coldbrew proxy on 127.0.0.1.
+//
+//   dependencies:
+//     datastore:
+//       upstream: 127.0.0.1:8642         # host:port the proxy connects to (required)
+//       env: DATA_ADDR                   # handlers get DATA_ADDR=127.0.0.1:<proxy port> …
+//       # env: {DATA_URL: "http://{address}/", DATA_HOST: "{host}", DATA_PORT: "{port}"}
+//       functions: [Worker]              # which functions get it; default: every function
+//       listen: 0                        # the shared listener for clients outside functions
+//       latency: {connect: "fixed(2ms)", request: "lognormal(median=1ms, p99=8ms)"}
+//       bandwidth: {per_connection: 50MB/s, environment: true}
+//       timeouts: {connect: 2s, idle: 5min}
+//       availability: {sla: 99.9%, outcome: reset, on: request}
+struct dependency {
+    std::string name;           // its key; also the fault rules' `dependency`
+    std::string upstream_host;  // as written: an IPv4 address or a host name
+    int upstream_port = 0;      // 1..65535
+    // Variable → template; {host}, {port} and {address} (= host:port) are the proxy's
+    // address for the environment. A plain `env: NAME` is {NAME: "{address}"}.
+    std::vector<std::pair<std::string, std::string>> env;
+    std::vector<std::string> functions;  // logical ids; empty = every function
+    int listen_port = 0;                 // the shared listener; 0 = ephemeral
+    std::optional<std::string> connect_latency;  // distribution (ms), once per connection
+    std::optional<std::string> request_latency;  // distribution (ms), once per request turn
+    std::optional<double> per_connection_bytes_per_s;  // each direction of each connection
+    bool environment_cap = true;         // the environment's modeled bandwidth applies
+    double connect_timeout_ms = 5000;    // upstream connect; then the client is reset
+    std::optional<double> idle_timeout_ms;  // no byte either way for this long: both closed
+    // Availability: requests (or connections) fail at 1 − sla/100. outcome: "refuse" (reset
+    // before the upstream is reached), "reset" (RST) or "hang" (held, data dropped).
+    std::optional<double> availability_percent;
+    std::string availability_outcome = "reset";
+    std::string availability_on = "request";  // "connect" or "request"
+    source_location where;  // its key
+    std::string path;       // "dependencies.datastore"
+};
+
 struct settings {
     std::string host = "127.0.0.1";
     int gateway_port = 3000;
@@ -156,6 +202,14 @@ struct settings {
     // File the model's decisions are written to (absolute; its directory exists).
     std::optional<std::filesystem::path> decision_log;
     fault_settings faults;
+    // coldbrew.yaml `network: {scalable_bandwidth: true}`: the account has the raised
+    // bandwidth quota (function::scalable_bandwidth overrides it per function).
+    bool scalable_bandwidth = false;
+    std::vector<dependency> dependencies;  // in coldbrew.yaml order
+    // coldbrew.yaml `telemetry:` (the CLI's --trace-file / --otlp-endpoint win): the trace
+    // file (absolute; its directory exists) and the OTLP/HTTP endpoint ("" when none).
+    std::optional<std::filesystem::path> trace_file;
+    std::string otlp_endpoint;
 };
 
 struct stack {
@@ -218,6 +272,20 @@ struct load_options {
 //            sla: {gateway: percent, invoke: percent}   (0 < x <= 100; "99.95%" or 99.95),
 //            phantom: {after_share: 0..1, client_sees: timeout | hang | reset},
 //            rules: [rule, …]}  (models/faults/faults.hpp; parsed by parse_fault_rules)
+//   network: {scalable_bandwidth: bool}; per function (functions.<name>.network):
+//            {scalable_bandwidth: bool, bandwidth: rate}  (models::bandwidth::parse_rate)
+//   telemetry: {trace_file: path (relative to coldbrew.yaml's directory; its directory
+//              exists), otlp_endpoint: "http://host:port[/path]"}
+//   dependencies: {<name>: dependency}  (see `struct dependency`; names [A-Za-z0-9_-]+)
+//     upstream "host:port" or "[v6]:port" (port 1..65535, required);
+//     env: NAME | {NAME: template}  (NAME [A-Za-z_][A-Za-z0-9_]*, not one Lambda reserves;
+//          templates use only {host}, {port}, {address});
+//     functions: [logical id or FunctionName, …]; listen: 0..65535 (distinct unless 0, and
+//     from coldbrew.yaml's ports); latency: {connect, request: distribution};
+//     bandwidth: {per_connection: rate, environment: bool}; timeouts: {connect, idle: > 0};
+//     availability: {sla: percent, outcome: refuse | reset | hang, on: connect | request}
+//     (refuse is on connect). One variable from two dependencies for a common function is an
+//     error; a variable the function already sets is replaced, with a warning.
 // Provisioned concurrency above reserved concurrency is an error wherever the two values
 // come from (AWS rejects it at deploy: PutProvisionedConcurrencyConfig).
 // Template keys coldbrew does not know (and events, layers it does not emulate) are
