@@ -36,11 +36,12 @@ else
 fi
 
 # npm folders, each with a committed package.json and package-lock.json: the AWS SDK for
-# JavaScript that the Invoke API tests drive coldbrew with, and the fan-out example's own copy
-# (a handler resolves packages from its code directory, as on Lambda).
+# JavaScript that the Invoke API tests drive coldbrew with, and the fan-out examples' own
+# copies (a handler resolves packages from its code directory, as on Lambda).
 npm_dirs=(
   tests/integration/sdk
   examples/fanout/orchestrator
+  examples/fanout-etl/orchestrator
 )
 
 # True when every package the lock file names is installed at the locked version.

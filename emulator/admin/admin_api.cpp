@@ -1,5 +1,7 @@
 #include "emulator/admin/admin_api.hpp"
 
+#include "emulator/telemetry/metrics.hpp"
+
 #include <charconv>
 #include <exception>
 #include <optional>
@@ -437,7 +439,65 @@ http::response get_counters(const admin_context& ctx) {
     out["requests"] = ctx.request_counters ? ctx.request_counters() : json::object();
     out["faults"] = std::move(fault_counts);
     out["functions"] = ctx.function_counters ? ctx.function_counters() : json::object();
+    out["dependencies"] = ctx.proxy_counters ? ctx.proxy_counters() : json::object();
     return reply(200, out);
+}
+
+// GET /metrics: the Prometheus exposition of everything GET /counters reports, and the
+// request records (telemetry/metrics.hpp).
+http::response get_metrics(const admin_context& ctx) {
+    const auto& c = decider_of(ctx).counters();
+    telemetry::metrics_input in;
+    in.requests = ctx.request_stats;
+    in.faults.by_kind_action = c.by_kind_action;
+    in.faults.by_rule = c.by_rule;
+    in.faults.overflow = c.overflow;
+    in.faults.active = c.active;
+    in.faults.decisions = c.decisions;
+    // A count: an integer of either signedness (a negative one is a bug, shown as 0).
+    auto as_count = [](const json& v) -> std::uint64_t {
+        if (v.is_number_unsigned()) return v.get<std::uint64_t>();
+        if (v.is_number_integer() && v.get<std::int64_t>() > 0)
+            return static_cast<std::uint64_t>(v.get<std::int64_t>());
+        return 0;
+    };
+    auto count = [&](const json& j, const char* key) -> std::uint64_t {
+        auto it = j.find(key);
+        return it == j.end() ? 0 : as_count(*it);
+    };
+    // Held in locals: items() of a temporary would outlive it in a range-for.
+    const json requests = ctx.request_counters ? ctx.request_counters() : json::object();
+    for (const auto& [front, outcomes] : requests.items())
+        for (const auto& [outcome, n] : outcomes.items())
+            if (n.is_number_integer()) in.outcomes[front][outcome] = as_count(n);
+    const json functions = ctx.function_counters ? ctx.function_counters() : json::object();
+    for (const auto& [name, f] : functions.items()) {
+        auto& m = in.functions[name];
+        m.invocations = count(f, "invocations");
+        m.cold_starts = count(f, "cold_starts");
+        m.function_errors = count(f, "function_errors");
+        m.timeouts = count(f, "timeouts");
+        m.throttles = count(f, "throttles");
+        m.waits = count(f, "waits");
+        m.evictions = count(f, "evictions");
+        m.environments = count(f, "environments");
+        m.busy = count(f, "busy");
+    }
+    if (ctx.proxy_counters) in.dependencies = ctx.proxy_counters();
+    http::response res;
+    res.status = 200;
+    res.set("Content-Type", std::string(telemetry::prometheus::content_type));
+    res.body = telemetry::render_metrics(in);
+    return res;
+}
+
+// GET /proxies: every dependency proxy, its addresses and counters; /proxies/{name}: one.
+http::response get_proxies(const admin_context& ctx, const std::string& name) {
+    json all = ctx.proxy_counters ? ctx.proxy_counters() : json::object();
+    if (name.empty()) return reply(200, all);
+    if (!all.contains(name))
+        return error(404, "no dependency named '" + name + "'; see GET /proxies");
+    return reply(200, all[name]);
 }
 
 http::response post_counters_reset(const admin_context& ctx) {
@@ -506,7 +566,8 @@ http::response post_reset(const admin_context& ctx) {
 
 // ---- routing ---------------------------------------------------------------------------
 
-enum class endpoint { faults, fault, seed, counters, counters_reset, decisions, reset };
+enum class endpoint { faults, fault, seed, counters, counters_reset, decisions, reset, proxies,
+                      metrics };
 
 struct route {
     endpoint id;
@@ -521,6 +582,14 @@ std::optional<route> match(std::string_view path) {
     if (path == "/counters/reset") return route{endpoint::counters_reset, "POST", {}};
     if (path == "/decisions") return route{endpoint::decisions, "GET", {}};
     if (path == "/reset") return route{endpoint::reset, "POST", {}};
+    if (path == "/proxies") return route{endpoint::proxies, "GET", {}};
+    if (path == "/metrics") return route{endpoint::metrics, "GET", {}};
+    constexpr std::string_view proxy_prefix = "/proxies/";
+    if (path.substr(0, proxy_prefix.size()) == proxy_prefix) {
+        auto segment = path.substr(proxy_prefix.size());
+        if (!segment.empty() && segment.find('/') == std::string_view::npos)
+            return route{endpoint::proxies, "GET", http::percent_decode(segment)};
+    }
     constexpr std::string_view fault_prefix = "/faults/";
     if (path.substr(0, fault_prefix.size()) == fault_prefix) {
         // One raw segment; a name with '/' in it arrives as %2F.
@@ -545,7 +614,7 @@ http::response dispatch(const http::request& req, admin_context& ctx) {
     auto r = match(path);
     if (!r)
         return error(404, "no such admin endpoint: " + req.method + " " + std::string(path) +
-                              "; see GET /faults, /counters, /decisions, /seed");
+                              "; see GET /faults, /counters, /decisions, /seed, /metrics");
     const std::string& m = req.method;
     if (!allows(r->allow, m)) {
         auto res = error(405, "method " + m + " is not allowed on " + std::string(path) +
@@ -571,6 +640,10 @@ http::response dispatch(const http::request& req, admin_context& ctx) {
         return get_decisions(req, ctx);
     case endpoint::reset:
         return post_reset(ctx);
+    case endpoint::proxies:
+        return get_proxies(ctx, r->name);
+    case endpoint::metrics:
+        return get_metrics(ctx);
     }
     throw std::logic_error("unrouted admin endpoint");
 }

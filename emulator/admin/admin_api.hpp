@@ -18,12 +18,20 @@
 //   GET    /counters            {"requests":{"gateway":{…},"invoke":{…}},
 //                                "faults":{"by_kind":{},"by_action":{},"by_rule":{},
 //                                          "overflow":n,"active":n,"decisions":n},
-//                                "functions":{"<name>":{pool counters}}}
+//                                "functions":{"<name>":{pool counters}},
+//                                "dependencies":{"<dependency>":{proxy counters}}}
 //   POST   /counters/reset      zeroes request and fault counters, restarts counting → 200
 //   GET    /decisions?since=N   {"next":M,"dropped":D,"decisions":[line objects…]}: decision-
 //                               log lines from number N (0-based, default 0) on, oldest
 //                               first, at most 10,000 per call; `next` is the number to ask
 //                               for next; `dropped` counts lines that left the buffer
+//   GET    /proxies             {"<dependency>":{"upstream":"h:p","port":N,…counters…}}:
+//                               the dependency proxies (emulator/proxy/proxy.hpp)
+//   GET    /proxies/{name}      one of them | 404
+//   GET    /metrics             every counter above, request counts and latency histograms,
+//                               Init Durations, environments busy/idle, in the Prometheus
+//                               text format 0.0.4 (text/plain; version=0.0.4; charset=utf-8;
+//                               names in emulator/telemetry/metrics.hpp)
 //   POST   /reset               back to the start: the rules coldbrew.yaml configured, zeroed
 //                               counters, counting restarted (seed kept) → 200
 //
@@ -46,6 +54,7 @@
 
 #include "emulator/http/message.hpp"
 #include "emulator/telemetry/decision_log.hpp"
+#include "emulator/telemetry/request_stats.hpp"
 #include "models/faults/faults.hpp"
 
 namespace coldbrew::admin {
@@ -80,6 +89,11 @@ struct admin_context {
     std::function<nlohmann::json()> request_counters;   // {"gateway":{…},"invoke":{…}}
     std::function<nlohmann::json()> function_counters;  // {"<name>":{…}}
     std::function<void()> reset_request_counters;
+    // The dependency proxies' counters, {"<dependency>": {…}} (GET /proxies, and
+    // "dependencies" in GET /counters); empty when the stack declares none.
+    std::function<nlohmann::json()> proxy_counters;
+    // Every client request's record and the Init Durations (GET /metrics); may be null.
+    const telemetry::request_stats* request_stats = nullptr;
 };
 
 // Answers one admin request. Never throws.

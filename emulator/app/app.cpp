@@ -69,6 +69,33 @@ constexpr const char* fault_header = "X-Coldbrew-Fault";
 std::string fault_header_value(const mf::decision& d) {
     return d.kind + "; rule=" + d.rule + "; action=" + std::string(mf::to_string(d.p.act));
 }
+
+// A front-end request's trace: the X-Ray header's root is the trace id (a header without a
+// usable root gets one drawn for the request) and its Parent the root span's parent.
+std::shared_ptr<telemetry::request_trace> start_trace(
+    const app_dependencies& d, double time_scale, std::string_view xray,
+    const std::string& request_id, std::string name, std::chrono::steady_clock::time_point started) {
+    const auto h = telemetry::parse_xray_header(xray);
+    telemetry::request_trace::params tp;
+    const auto id = telemetry::otlp_trace_id(h.root);
+    tp.trace_id = id ? *id : models::random_hex(*d.rng, "trace-id", request_id, 0, 32);
+    if (!telemetry::is_hex_id(tp.trace_id, 32)) tp.trace_id.back() = '1';
+    if (id && telemetry::is_hex_id(h.parent, 16)) tp.parent_span_id = h.parent;
+    tp.id_key = request_id;
+    tp.name = std::move(name);
+    tp.start = started;
+    tp.time_scale = time_scale;
+    return std::make_shared<telemetry::request_trace>(*d.clock, *d.rng, d.traces, std::move(tp));
+}
+
+// The fault decision on its span: which rule fired and what it planned.
+void trace_decision(telemetry::request_trace* t, const mf::decision& d) {
+    if (!t || d.rule.empty()) return;
+    t->annotate("coldbrew.fault.rule", d.rule);
+    t->annotate("coldbrew.fault.kind", d.kind);
+    t->annotate("coldbrew.fault.action", std::string(mf::to_string(d.p.act)));
+    if (d.overflow) t->annotate("coldbrew.fault.overflow", true);
+}
 }  // namespace
 
 struct app::gateway_state {
@@ -77,6 +104,101 @@ struct app::gateway_state {
     std::uint64_t next_request_index = 0;
     config::api_kind default_kind = config::api_kind::rest;
 };
+
+// One client request as the telemetry sees it. It wraps the server's responder, so every
+// way a request of the gateway or the Invoke API can end passes through it: an answer (the
+// record is written when its last byte was handed to the socket, or when the connection
+// closed first), a reset, or the request dropped unanswered. The front end only annotates it
+// (route, function, outcome, fault, cold start); the record is written exactly once.
+struct exchange final : http::responder::target, std::enable_shared_from_this<exchange> {
+    http::responder inner;
+    std::weak_ptr<telemetry::request_stats> stats;  // expired: the app is gone, nothing to do
+    const coldbrew::clock* clock = nullptr;
+    std::chrono::steady_clock::time_point origin;   // the app's start: start_ms counts from it
+    std::chrono::steady_clock::time_point started;  // receipt
+    telemetry::request_record rec;
+    bool used = false;
+    bool recorded = false;
+
+    ~exchange() override { finish(); }  // dropped unanswered: no status
+
+    // The outcome the front end counted (faulted_request::count); served unless told.
+    void ended(telemetry::request_end e, const std::string& fault_kind = {}) {
+        rec.end = e;
+        rec.fault_kind = fault_kind;
+    }
+
+    void send(http::response res, const http::send_options& opts) override {
+        if (std::exchange(used, true)) return;
+        rec.status = res.status;
+        // The server calls on_finished once the answer is handed over, or drops it unused when
+        // the connection is already gone; either way the record is written, once.
+        struct finisher {
+            std::shared_ptr<exchange> ex;
+            bool sent = false;
+            ~finisher() {
+                if (sent) return;
+                ex->rec.status = 0;
+                ex->finish();
+            }
+        };
+        auto f = std::make_shared<finisher>();  // in place: a temporary's end would record
+        f->ex = shared_from_this();
+        http::send_options o;
+        o.bytes_per_s = opts.bytes_per_s;
+        o.on_finished = [f, then = opts.on_finished] {
+            f->sent = true;
+            if (then) then();
+            f->ex->finish();
+        };
+        inner.send(std::move(res), o);
+    }
+    void reset() override {
+        if (std::exchange(used, true)) return;
+        inner.reset();
+        finish();
+    }
+    bool alive() const override { return !used && inner.alive(); }
+
+    void finish() noexcept {
+        if (std::exchange(recorded, true)) return;
+        auto s = stats.lock();
+        if (!s || !clock) return;
+        try {
+            const auto now = clock->steady();
+            rec.start_ms = std::chrono::duration<double, std::milli>(started - origin).count();
+            rec.latency_ms = std::chrono::duration<double, std::milli>(now - started).count();
+            // Nothing else explains a request without an answer: its client left first.
+            if (rec.status == 0 && rec.end == telemetry::request_end::served)
+                rec.end = telemetry::request_end::client_gone;
+            s->record(rec);
+        } catch (...) {
+            // Telemetry never takes a request down (this may run in a destructor).
+        }
+    }
+};
+
+namespace {
+// A request the server cannot parse is answered by the server itself (on_parse_failure); it
+// is recorded here, with that answer's status and no latency (it is answered as it is read).
+std::function<http::response(http::parse_failure)> recording_parse_failures(
+    const char* front, std::function<http::response(http::parse_failure)> answer,
+    std::weak_ptr<telemetry::request_stats> stats, const coldbrew::clock* clock,
+    std::chrono::steady_clock::time_point origin) {
+    return [=, answer = std::move(answer)](http::parse_failure f) {
+        auto res = answer(f);
+        if (auto s = stats.lock()) {
+            telemetry::request_record r;
+            r.front = front;
+            r.route = "(malformed)";
+            r.status = res.status;
+            r.start_ms = std::chrono::duration<double, std::milli>(clock->steady() - origin).count();
+            s->record(r);
+        }
+        return res;
+    };
+}
+}  // namespace
 
 // What every request a fault may touch carries: its answer, its fault decision and the
 // counters it ends in. The fault ends (decider::finished) when the client has its answer (a
@@ -92,8 +214,38 @@ struct faulted_request : std::enable_shared_from_this<faulted_request> {
     mf::decision fault;
     mf::decider* decider = nullptr;
     admin::request_outcomes* outcomes = nullptr;
+    // The request's trace (null: not traced) and the front end naming its phases.
+    std::shared_ptr<telemetry::request_trace> trace;
+    const char* front = "gateway";
+    std::shared_ptr<exchange> ex;  // the request's record; `respond` answers through it
 
     virtual ~faulted_request() = default;
+
+    // The answer is going out: its status on the root span, and the sending phase(s), which
+    // seal the trace against an invocation that outlives the answer.
+    void trace_send(const http::response& res, bool shaped) {
+        if (!trace) return;
+        trace->annotate_root("http.response.status_code", static_cast<std::int64_t>(res.status));
+        if (res.status >= 500)
+            trace->set_status(telemetry::status_code::error, "HTTP " + std::to_string(res.status));
+        if (!shaped) {
+            trace->begin_final(std::string(front) + ".send");
+            return;
+        }
+        trace->begin_final("network.shaping");
+        trace->annotate("coldbrew.direction", std::string("to_client"));
+        trace->annotate("coldbrew.bytes_per_s", fault.p.bytes_per_s);
+    }
+    void trace_sent(bool shaped) {
+        if (!trace) return;
+        if (shaped) trace->begin_final(std::string(front) + ".send");
+        trace->finish();
+    }
+    void trace_ended(const char* why) {
+        if (!trace) return;
+        if (!trace->sealed()) trace->set_status(telemetry::status_code::error, why);
+        trace->finish();
+    }
 
     // A rule fired for this request (a zero delay included) and its effect happened.
     bool injected() const { return !fault.rule.empty() && !fault.overflow && !missed; }
@@ -103,6 +255,15 @@ struct faulted_request : std::enable_shared_from_this<faulted_request> {
     }
 
     void count(bool handler_caused) {
+        if (trace)
+            trace->annotate_root("coldbrew.outcome", std::string(injected()       ? "injected_fault"
+                                                                 : handler_caused ? "handler_error"
+                                                                                  : "served"));
+        if (ex)
+            ex->ended(injected()       ? telemetry::request_end::injected_fault
+                      : handler_caused ? telemetry::request_end::handler_error
+                                       : telemetry::request_end::served,
+                      injected() ? fault.kind : std::string());
         if (!outcomes) return;
         if (injected())
             ++outcomes->injected_fault;
@@ -120,14 +281,20 @@ struct faulted_request : std::enable_shared_from_this<faulted_request> {
         count(handler_caused);
         if (injected()) res.set(fault_header, fault_header_value(fault));
         http::send_options opts;
-        if (fault.p.act == action::slow_response && injected()) {
+        const bool shaped = fault.p.act == action::slow_response && injected();
+        trace_send(res, shaped);
+        if (shaped) {
             // The fault lasts while the answer trickles.
             opts.bytes_per_s = fault.p.bytes_per_s;
-            opts.on_finished = [self = shared_from_this()] { self->end_fault(); };
+            opts.on_finished = [self = shared_from_this()] {
+                self->end_fault();
+                self->trace_sent(true);
+            };
         } else {
             end_fault();
         }
         respond.send(std::move(res), opts);
+        if (!shaped) trace_sent(false);
     }
 
     // The front end's answer; the gateway's also writes its access-log line.
@@ -143,6 +310,7 @@ struct faulted_request : std::enable_shared_from_this<faulted_request> {
         count(false);
         end_fault();
         respond.reset();
+        trace_ended("connection reset");
     }
 
     // Holds the request unanswered (client_sees: hang) until its client leaves.
@@ -162,6 +330,8 @@ struct faulted_request : std::enable_shared_from_this<faulted_request> {
         timer.reset();
         delay.reset();
         end_fault();
+        trace_ended(held ? "held without an answer"
+                         : "abandoned: client gone or coldbrew stopping");
         held = false;
         respond.reset();
     }
@@ -247,6 +417,25 @@ app::app(const config::stack& stack, app_dependencies deps)
     pool_ctx_.host_env = deps_.host_env;
     pool_ctx_.decisions = deps_.decisions;
     pool_ctx_.cpu = deps_.cpu;
+    pool_ctx_.on_answered = [stats = request_stats_](const config::function& fn,
+                                                     const functions::invocation_result& r) {
+        if (r.init_duration_ms) stats->record_init(fn.name, *r.init_duration_ms);
+    };
+    pool_ctx_.time_scale = stack_.settings.time_scale;
+    pool_ctx_.bandwidth = &deps_.models->profile().bandwidth;
+    if (!stack_.settings.dependencies.empty()) {
+        proxy::proxy_context pc;
+        pc.loop = deps_.loop;
+        pc.clock = deps_.clock;
+        pc.rng = deps_.rng;
+        pc.faults = deps_.faults;
+        pc.decisions = deps_.decisions;
+        pc.time_scale = stack_.settings.time_scale;
+        pc.host = "127.0.0.1";  // handlers run here; the proxies never face the network
+        pc.fault_clock_ms = [this] { return fault_clock_ms(); };
+        proxies_ = std::make_unique<proxy::proxy_set>(stack_.settings.dependencies, std::move(pc));
+        pool_ctx_.proxies = proxies_.get();
+    }
     for (const auto& fn : stack_.functions) {
         const auto* model = deps_.models->find(fn.name);
         pools_.emplace(fn.name, std::make_unique<functions::function_pool>(
@@ -295,14 +484,23 @@ app::app(const config::stack& stack, app_dependencies deps)
                          {"throttles", st.throttles},       {"waits", st.waits},
                          {"function_errors", st.function_errors}, {"timeouts", st.timeouts},
                          {"evictions", st.evictions},       {"provisioned", st.provisioned},
-                         {"environments", st.environments}};
+                         {"environments", st.environments}, {"busy", st.busy}};
         }
         return out;
     };
     admin_ctx_.reset_request_counters = [this] {
         outcomes_gateway_ = {};
         outcomes_invoke_ = {};
+        request_stats_->reset();
+        if (proxies_) proxies_->reset_counters();
     };
+    if (proxies_) admin_ctx_.proxy_counters = [this] { return proxies_->to_json(); };
+    admin_ctx_.request_stats = request_stats_.get();
+}
+
+std::error_code app::start_dependencies(std::string& failed) {
+    if (!proxies_) return {};
+    return proxies_->start(failed);
 }
 
 double app::fault_clock_ms() const {
@@ -325,6 +523,22 @@ app::~app() {
              [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
 }
 
+std::shared_ptr<exchange> app::track(const char* front, const http::request& req,
+                                     http::responder respond) {
+    auto ex = std::make_shared<exchange>();
+    ex->inner = std::move(respond);
+    ex->stats = request_stats_;
+    ex->clock = deps_.clock;
+    ex->origin = built_at_;
+    ex->started = deps_.clock->steady();
+    ex->rec.front = front;
+    ex->rec.method = req.method;
+    // Until the front end finds more. Never the client's own path or name: label values
+    // stay bounded by the stack.
+    ex->rec.route = std::string_view(front) == "gateway" ? "(no route)" : "(malformed)";
+    return ex;
+}
+
 std::error_code app::start_gateway() {
     http::server_options opts;
     opts.body_limit = gateway_max_payload_bytes;
@@ -343,15 +557,19 @@ std::error_code app::start_gateway() {
         gateway::stamp_request_id(res, kind, id);
         return res;
     };
+    opts.on_parse_failure = recording_parse_failures("gateway", std::move(opts.on_parse_failure),
+                                                     request_stats_, deps_.clock, built_at_);
     gateway_server_ = std::make_unique<http::server>(
         deps_.loop,
         [this](http::request req, http::responder respond) {
+            auto ex = track("gateway", req, std::move(respond));
             // No exception crosses a loop callback: a bug answers 500 and is counted.
-            http::responder fallback = respond;  // copies share one answer
+            http::responder fallback(ex);  // copies share one answer
             try {
-                on_gateway_request(std::move(req), std::move(respond));
+                on_gateway_request(std::move(req), http::responder(ex), ex);
             } catch (const std::exception& e) {
                 ++outcomes_gateway_.emulator_error;
+                ex->ended(telemetry::request_end::emulator_error);
                 spdlog::error("gateway: internal error: {}", e.what());
                 fallback(gateway::error_response(gateway_->default_kind,
                                                  gateway::gateway_error::lambda_rejected, ""));
@@ -376,14 +594,18 @@ std::error_code app::start_invoke() {
             f == http::parse_failure::body_too_large,
             models::uuid_v4(*rng, "invoke-request-id", "invoke", (*next_index)++));
     };
+    opts.on_parse_failure = recording_parse_failures("invoke", std::move(opts.on_parse_failure),
+                                                     request_stats_, deps_.clock, built_at_);
     invoke_server_ = std::make_unique<http::server>(
         deps_.loop,
         [this](http::request req, http::responder respond) {
-            http::responder fallback = respond;  // copies share one answer
+            auto ex = track("invoke", req, std::move(respond));
+            http::responder fallback(ex);  // copies share one answer
             try {
-                on_invoke_request(std::move(req), std::move(respond));
+                on_invoke_request(std::move(req), http::responder(ex), ex);
             } catch (const std::exception& e) {
                 ++outcomes_invoke_.emulator_error;
+                ex->ended(telemetry::request_end::emulator_error);
                 spdlog::error("invoke API: internal error: {}", e.what());
                 fallback(invoke::to_response(functions::service_exception("Internal error."), ""));
             }
@@ -444,7 +666,9 @@ std::vector<std::pair<std::string, invoke::event_queue::stats>> app::async_stats
     return out;
 }
 
-void app::on_invoke_request(http::request req, http::responder respond) {
+void app::on_invoke_request(http::request req, http::responder respond,
+                            const std::shared_ptr<exchange>& ex) {
+    const auto started = deps_.clock->steady();
     // One id per request, drawn before parsing: errors carry x-amzn-RequestId too, and an
     // invocation's awsRequestId is the id of the request that made it.
     const invoke::context ctx{
@@ -461,9 +685,12 @@ void app::on_invoke_request(http::request req, http::responder respond) {
     auto* pool = find_pool(call.function);
     if (!pool || !invoke::serves_qualifier(call)) {
         ++outcomes_invoke_.served;
+        ex->rec.route = "(no function)";
         respond(invoke::function_not_found(call, ctx));
         return;
     }
+    ex->rec.route = "Invoke " + pool->function().name;  // the route key fault rules use
+    ex->rec.function = pool->function().name;
     if (shutting_down_) {
         ++outcomes_invoke_.served;
         functions::invocation_result r;
@@ -488,7 +715,8 @@ void app::on_invoke_request(http::request req, http::responder respond) {
     case invoke::invocation_type::request_response:
         break;
     }
-    invoke_sync(*pool, std::move(call), ctx, std::move(respond));
+    invoke_sync(*pool, std::move(call), ctx, std::move(respond),
+                std::string(req.header("X-Amzn-Trace-Id").value_or("")), started, ex);
 }
 
 namespace {
@@ -502,13 +730,39 @@ struct pending_invoke : faulted_request {
 }  // namespace
 
 void app::invoke_sync(functions::function_pool& pool, invoke::invoke_request call,
-                      const invoke::context& ctx, http::responder respond) {
+                      const invoke::context& ctx, http::responder respond,
+                      std::string trace_header, std::chrono::steady_clock::time_point started,
+                      std::shared_ptr<exchange> ex) {
     auto p = std::make_shared<pending_invoke>();
     p->request_id = ctx.request_id;
     p->respond = std::move(respond);
+    p->ex = std::move(ex);
     p->decider = deps_.faults;
     p->outcomes = &outcomes_invoke_;
+    p->front = "invoke";
     const auto& fn = pool.function();
+    // The caller's X-Amzn-Trace-Id reaches the function, as on Lambda. Without one the
+    // invocation gets a root of its own, its Parent the Invoke's root span (a draw that does
+    // not depend on whether traces are written).
+    std::string root_header = trace_header;
+    if (root_header.empty()) {
+        char epoch[16];
+        std::snprintf(epoch, sizeof(epoch), "%08llx",
+                      static_cast<unsigned long long>(deps_.clock->epoch_ms() / 1000));
+        root_header = std::string("Root=1-") + epoch + "-" +
+                      models::random_hex(*deps_.rng, "invoke-trace-id", p->request_id, 0, 24);
+    }
+    if (deps_.traces) {
+        p->trace = start_trace(deps_, stack_.settings.time_scale, root_header, p->request_id,
+                               "Invoke " + fn.name, started);
+        p->trace->begin("invoke.receive");
+        p->trace->annotate_root("http.request.method", std::string("POST"));
+        p->trace->annotate_root("url.path",
+                                "/2015-03-31/functions/" + call.as_given + "/invocations");
+        p->trace->annotate_root("faas.invoked_name", fn.name);
+        p->trace->annotate_root("aws.request_id", p->request_id);
+        p->trace->begin("fault.decision");
+    }
     if (deps_.faults) {
         const std::string route_key = "Invoke " + fn.name;
         mf::request_facts facts;
@@ -520,12 +774,20 @@ void app::invoke_sync(functions::function_pool& pool, invoke::invoke_request cal
         facts.path = "/2015-03-31/functions/" + call.as_given + "/invocations";
         p->fault = deps_.faults->decide(facts, fault_clock_ms());
         record_decision(p->fault);
+        trace_decision(p->trace.get(), p->fault);
     }
     functions::invocation inv;
     inv.payload = std::move(call.payload);
     inv.client_context = call.client_context;
     inv.request_id = p->request_id;
     inv.capture_log = call.tail_log;
+    if (trace_header.empty())
+        inv.trace_id = root_header + ";Parent=" +
+                       telemetry::draw_span_id(*deps_.rng, p->request_id, 0) + ";Sampled=0";
+    else if (trace_header.find("Sampled=") == std::string::npos)
+        inv.trace_id = trace_header + ";Sampled=0";
+    else
+        inv.trace_id = trace_header;
     p->call = std::move(call);
 
     auto run = [this, p, &pool, inv = std::move(inv), timeout_s = fn.timeout_s]() mutable {
@@ -576,18 +838,27 @@ void app::invoke_sync(functions::function_pool& pool, invoke::invoke_request cal
             break;
         case action::pass:
         case action::slow_response:
+        case action::refuse:  // dependency-only: never planned on the invoke front
+        case action::hang:
             break;
         }
         inv.on_done = [p](functions::invocation_result r) {
+            if (p->trace) p->trace->begin("invoke.response_mapping");
+            if (p->ex) p->ex->rec.cold_start = r.cold_start;
             const bool handler_caused = r.kind == functions::outcome::function_error;
             // The handler answered before the injected kill: no fault reached the client.
             if (p->fault.p.act == action::function_exit && r.kind == functions::outcome::success)
                 p->missed = true;
             p->answer(invoke::invocation_response(r, p->call), handler_caused);
         };
+        inv.trace = p->trace;
         pool.invoke(std::move(inv));
     };
     if (p->fault.p.delay_ms > 0) {
+        if (p->trace) {
+            p->trace->begin("fault.delay");
+            p->trace->annotate_modeled(p->fault.p.delay_ms);
+        }
         faults_->watch(p);
         p->timer = std::make_unique<one_shot>(deps_.loop);
         p->timer->start(p->fault.p.delay_ms * stack_.settings.time_scale, std::move(run));
@@ -615,7 +886,8 @@ std::vector<std::pair<std::string, functions::pool_stats>> app::stats() const {
     return out;
 }
 
-void app::on_gateway_request(http::request req, http::responder respond) {
+void app::on_gateway_request(http::request req, http::responder respond,
+                             const std::shared_ptr<exchange>& ex) {
     auto& gw = *gateway_;
     auto p = std::make_shared<pending_request>();
     p->clock = deps_.clock;
@@ -624,6 +896,7 @@ void app::on_gateway_request(http::request req, http::responder respond) {
     p->method = req.method;
     p->path = std::string(req.path());
     p->respond = std::move(respond);
+    p->ex = ex;
     p->outcomes = &outcomes_gateway_;
     p->decider = deps_.faults;
 
@@ -654,6 +927,21 @@ void app::on_gateway_request(http::request req, http::responder respond) {
                                            gw.next_request_index, 24);
     }
     ++gw.next_request_index;
+    const std::string route_key = match->route->path == "$default"
+                                      ? std::string("$default")
+                                      : match->route->method + " " + match->route->path;
+    ex->rec.route = route_key;
+    ex->rec.function = match->route->function;
+    if (deps_.traces) {
+        p->trace = start_trace(deps_, stack_.settings.time_scale, info.trace_id, p->request_id,
+                               route_key, p->started);
+        p->trace->begin("gateway.receive");
+        p->trace->annotate_root("http.request.method", req.method);
+        p->trace->annotate_root("url.path", p->path);
+        p->trace->annotate_root("http.route", route_key);
+        p->trace->annotate_root("faas.invoked_name", match->route->function);
+        p->trace->annotate_root("aws.request_id", p->request_id);
+    }
 
     auto pool_it = pools_.find(match->route->function);
     if (pool_it == pools_.end() || shutting_down_) {
@@ -665,10 +953,8 @@ void app::on_gateway_request(http::request req, http::responder respond) {
 
     // The one decision point: every routed request is decided before anything else happens
     // to it (Envoy's fault filter sits before the router for the same reason).
+    if (p->trace) p->trace->begin("fault.decision");
     if (deps_.faults) {
-        const std::string route_key = match->route->path == "$default"
-                                          ? std::string("$default")
-                                          : match->route->method + " " + match->route->path;
         mf::request_facts facts;
         facts.where = mf::front::gateway;
         facts.function = pool.function().name;
@@ -679,8 +965,11 @@ void app::on_gateway_request(http::request req, http::responder respond) {
         facts.headers = &req.headers;
         p->fault = deps_.faults->decide(facts, fault_clock_ms());
         record_decision(p->fault);
+        trace_decision(p->trace.get(), p->fault);
     }
 
+    // API Gateway's integration request: the route's Lambda event.
+    if (p->trace) p->trace->begin("gateway.request_mapping");
     std::string event = match->route->payload_format_version == "1.0"
                             ? gateway::build_event_v1(req, *match, info)
                             : gateway::build_event_v2(req, *match, info);
@@ -695,6 +984,10 @@ void app::on_gateway_request(http::request req, http::responder respond) {
     // An injected delay is gateway-side latency before the integration is called, so the
     // integration timeout starts after it.
     if (p->fault.p.delay_ms > 0) {
+        if (p->trace) {
+            p->trace->begin("fault.delay");
+            p->trace->annotate_modeled(p->fault.p.delay_ms);
+        }
         p->delay = std::make_unique<one_shot>(deps_.loop);
         faults_->watch(p);
         p->delay->start(p->fault.p.delay_ms * stack_.settings.time_scale,
@@ -716,6 +1009,8 @@ void app::lose(const std::shared_ptr<faulted_request>& p, double wait_ms,
                std::function<http::response()> timed_out, functions::function_pool& pool,
                functions::invocation inv) {
     const bool after = p->fault.p.act == action::phantom_after;
+    // The client's wait is the fault's; a phantom-after invocation runs untraced beside it.
+    if (p->trace) p->trace->begin("fault.phantom");
     switch (p->fault.p.client) {
     case mf::client_outcome::timeout:
         faults_->watch(p);
@@ -781,6 +1076,8 @@ void app::gateway_integrate(const std::shared_ptr<pending_request>& p, functions
         break;
     case action::pass:
     case action::slow_response:
+    case action::refuse:  // dependency-only: never planned on the gateway front
+    case action::hang:
         break;
     }
 
@@ -794,6 +1091,8 @@ void app::gateway_integrate(const std::shared_ptr<pending_request>& p, functions
     });
 
     inv.on_done = [p](functions::invocation_result r) {
+        if (p->trace) p->trace->begin("gateway.response_mapping");
+        if (p->ex) p->ex->rec.cold_start = r.cold_start;
         auto kind = p->match.api->kind;
         // The handler answered before the injected kill: no fault reached the client.
         if (p->fault.p.act == action::function_exit && r.kind == functions::outcome::success)
@@ -829,6 +1128,7 @@ void app::gateway_integrate(const std::shared_ptr<pending_request>& p, functions
             break;
         }
     };
+    inv.trace = p->trace;
     pool.invoke(std::move(inv));
 }
 
@@ -837,6 +1137,7 @@ void app::close_front_ends() {
     if (gateway_server_) gateway_server_->close();
     if (invoke_server_) invoke_server_->close();
     if (admin_server_) admin_server_->close();
+    if (proxies_) proxies_->close();
 }
 
 void app::shutdown(std::uint64_t drain_ms, std::function<void()> done) {

@@ -18,13 +18,17 @@
 #include "emulator/http/server.hpp"
 #include "emulator/invoke/event_queue.hpp"
 #include "emulator/invoke/invoke_api.hpp"
+#include "emulator/proxy/proxy.hpp"
 #include "emulator/supervisor/reaper.hpp"
 #include "emulator/supervisor/supervisor.hpp"
+#include "emulator/telemetry/request_stats.hpp"
+#include "emulator/telemetry/trace.hpp"
 
 namespace coldbrew::app {
 
 struct pending_request;
 struct faulted_request;
+struct exchange;
 
 struct app_dependencies {
     uv_loop_t* loop = nullptr;
@@ -42,6 +46,8 @@ struct app_dependencies {
     std::vector<models::faults::rule> configured_rules;
     std::filesystem::path runtimes_dir;
     std::vector<std::pair<std::string, std::string>> host_env;
+    // Where each front-end request's trace goes when it is answered (null: nothing is traced).
+    telemetry::trace_sink* traces = nullptr;
 };
 
 class app {
@@ -61,6 +67,12 @@ public:
     // Requires deps.faults.
     std::error_code start_admin();
     int admin_port() const;
+    // Opens every dependency proxy's shared listener (coldbrew.yaml `dependencies:`); on an
+    // error `failed` names the dependency. Call before start_provisioned, so provisioned
+    // environments get their proxies too.
+    std::error_code start_dependencies(std::string& failed);
+    // The dependency proxies; null when the stack declares none.
+    const proxy::proxy_set* dependencies() const noexcept { return proxies_.get(); }
     // Starts every function's provisioned environments; call after the listeners are open.
     void start_provisioned();
 
@@ -84,14 +96,27 @@ public:
     // How requests ended, per front end.
     const admin::request_outcomes& gateway_outcomes() const noexcept { return outcomes_gateway_; }
     const admin::request_outcomes& invoke_outcomes() const noexcept { return outcomes_invoke_; }
+    // Every gateway and Invoke API request's record (status, latency, outcome, cold start),
+    // and the Init Duration of every cold start: GET /metrics and the run summary.
+    const telemetry::request_stats& requests() const noexcept { return *request_stats_; }
 
     struct fault_state;
 
 private:
-    void on_gateway_request(http::request req, http::responder respond);
-    void on_invoke_request(http::request req, http::responder respond);
+    // `ex`: the request's record, which `respond` answers through (see exchange in app.cpp).
+    void on_gateway_request(http::request req, http::responder respond,
+                            const std::shared_ptr<exchange>& ex);
+    void on_invoke_request(http::request req, http::responder respond,
+                           const std::shared_ptr<exchange>& ex);
+    // Wraps a front end's responder so the request is recorded once its exchange ends.
+    std::shared_ptr<exchange> track(const char* front, const http::request& req,
+                                    http::responder respond);
+    // `trace_header`: the request's X-Amzn-Trace-Id ("" when absent); `started`: when it
+    // arrived (its trace's start).
     void invoke_sync(functions::function_pool& pool, invoke::invoke_request call,
-                     const invoke::context& ctx, http::responder respond);
+                     const invoke::context& ctx, http::responder respond,
+                     std::string trace_header, std::chrono::steady_clock::time_point started,
+                     std::shared_ptr<exchange> ex);
     functions::function_pool* find_pool(std::string_view name);
     // A phantom request (plan phantom_before / phantom_after): the function runs only for
     // phantom-after (its side effects happen, its answer goes nowhere); the client gets
@@ -111,6 +136,8 @@ private:
     app_dependencies deps_;
     supervisor::supervisor supervisor_;
     functions::pool_context pool_ctx_;
+    // Before the pools: environments detach from their proxies as the pools go.
+    std::unique_ptr<proxy::proxy_set> proxies_;
     std::map<std::string, std::unique_ptr<functions::function_pool>, std::less<>> pools_;
     std::unique_ptr<gateway_state> gateway_;
     std::unique_ptr<http::server> gateway_server_;
@@ -118,6 +145,9 @@ private:
     std::unique_ptr<http::server> admin_server_;
     std::unique_ptr<fault_state> faults_;
     admin::request_outcomes outcomes_gateway_, outcomes_invoke_;
+    // Shared with each request's exchange, which may outlive the app and then records nothing.
+    std::shared_ptr<telemetry::request_stats> request_stats_ =
+        std::make_shared<telemetry::request_stats>();
     std::unique_ptr<invoke::event_queue> events_;
     std::uint64_t next_invoke_index_ = 0;
     uv_timer_t* drain_timer_ = nullptr;

@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cctype>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
@@ -25,10 +26,15 @@
 #include "emulator/config/stack.hpp"
 #include "emulator/functions/function_model.hpp"
 #include "emulator/functions/service_errors.hpp"
+#include "emulator/report/report_command.hpp"
 #include "emulator/sim_cli/sim_command.hpp"
 #include "emulator/supervisor/cgroup.hpp"
 #include "emulator/supervisor/reaper.hpp"
 #include "emulator/telemetry/decision_log.hpp"
+#include "emulator/telemetry/log_files.hpp"
+#include "emulator/telemetry/run_summary.hpp"
+#include "emulator/telemetry/trace_export.hpp"
+#include "models/bandwidth/bandwidth.hpp"
 #include "models/compute/cpu.hpp"
 
 extern char** environ;
@@ -222,7 +228,8 @@ void print_models(const config::stack& s, const functions::stack_models& m, std:
             << fn.architecture << " " << fn.package_type << ", " << fn.memory_mb << " MB = "
             << std::to_string(models::vcpu_share(fn.memory_mb, p.mb_per_vcpu, p.max_vcpus)).substr(0, 4)
             << " vCPU, package " << mb_text(fm->traits.package_zipped_mb) << " zipped"
-            << (fm->package ? "" : " as configured") << ", VPC " << fn.vpc_mode;
+            << (fm->package ? "" : " as configured") << ", VPC " << fn.vpc_mode
+            << ", bandwidth " << models::bandwidth::format_rate(fm->bandwidth_bytes_per_s);
         if (!fn.extensions.empty()) {
             out << ", extensions";
             for (const auto& e : fn.extensions) out << " " << e;
@@ -243,6 +250,18 @@ void print_models(const config::stack& s, const functions::stack_models& m, std:
                                 "; max lifetime: " + fm->lifetime.max_lifetime_ms.to_string() +
                                 " \xe2\x80\x94 " + p.lifetime_source)
             << "\n";
+        {
+            const bool scalable = fn.scalable_bandwidth.value_or(s.settings.scalable_bandwidth);
+            const std::string basis =
+                fn.bandwidth_bytes_per_s ? "as configured"
+                : fn.vpc                 ? "VPC functions keep the default"
+                : scalable               ? "raised quota: scales with memory from 2,048 MB"
+                                         : "default quota";
+            out << "      "
+                << cite("bandwidth: " + models::bandwidth::format_rate(fm->bandwidth_bytes_per_s) +
+                        " per direction (" + basis + ") \xe2\x80\x94 " + p.bandwidth.source)
+                << "\n";
+        }
         out << "      "
             << cite("scaling: " + std::to_string(static_cast<long long>(fm->limits.scaling_environments)) +
                     " new environments per " + ms_text(fm->limits.scaling_window_ms) +
@@ -277,6 +296,44 @@ void print_stack(const config::stack& s, std::ostream& out, const std::string& b
             << r.payload_format_version << ")\n";
     }
     for (const auto& w : s.warnings) out << "warning: " << w << "\n";
+}
+
+// coldbrew.yaml `dependencies:` as configured; the proxies' own ports exist only under `up`.
+void print_dependencies(const config::stack& s, std::ostream& out) {
+    if (s.settings.dependencies.empty()) return;
+    out << "Dependencies:\n";
+    for (const auto& d : s.settings.dependencies) {
+        const bool v6 = d.upstream_host.find(':') != std::string::npos;
+        out << "  " << d.name << "  -> " << (v6 ? "[" + d.upstream_host + "]" : d.upstream_host)
+            << ":" << d.upstream_port << "  env";
+        if (d.env.empty()) out << " (none)";
+        for (std::size_t i = 0; i < d.env.size(); ++i)
+            out << (i == 0 ? " " : ", ") << d.env[i].first << "=" << d.env[i].second;
+        out << "  functions";
+        if (d.functions.empty()) out << " (all)";
+        for (std::size_t i = 0; i < d.functions.size(); ++i)
+            out << (i == 0 ? " " : ", ") << d.functions[i];
+        out << "  listen " << (d.listen_port == 0 ? std::string("ephemeral")
+                                                  : std::to_string(d.listen_port))
+            << "\n";
+        out << "    latency connect " << d.connect_latency.value_or("none") << ", request "
+            << d.request_latency.value_or("none") << "; per connection "
+            << (d.per_connection_bytes_per_s
+                    ? models::bandwidth::format_rate(*d.per_connection_bytes_per_s)
+                    : std::string("uncapped"))
+            << (d.environment_cap ? ", environment cap" : ", no environment cap")
+            << "; timeouts connect " << ms_text(d.connect_timeout_ms) << ", idle "
+            << (d.idle_timeout_ms ? ms_text(*d.idle_timeout_ms) : std::string("none"))
+            << "; availability ";
+        if (d.availability_percent) {
+            std::ostringstream pct;
+            pct << *d.availability_percent;
+            out << pct.str() << "% (" << d.availability_outcome << " on "
+                << d.availability_on << ")\n";
+        } else {
+            out << "100%\n";
+        }
+    }
 }
 
 std::uint64_t draw_seed() {
@@ -342,11 +399,38 @@ void apply_realistic_sla(config::stack& stack, const models::profile& profile) {
     if (!f.sla_invoke_percent) f.sla_invoke_percent = profile.availability_percent.at("lambda");
 }
 
+// Each dependency's `availability:` becomes a fault rule of its own, after the configured
+// ones. A rule_error is reported at the dependency's `availability` key.
+void add_availability_rules(const config::stack& stack,
+                            const models::faults::fault_registry& kinds,
+                            std::vector<models::faults::rule>& rules) {
+    for (const auto& d : stack.settings.dependencies) {
+        if (!d.availability_percent) continue;
+        const std::string key = d.path + ".availability";
+        try {
+            auto r = models::faults::availability_rule(
+                d.name, *d.availability_percent, d.availability_outcome,
+                d.availability_on == "connect" ? models::faults::dependency_phase::connect
+                                               : models::faults::dependency_phase::request,
+                kinds);
+            for (const auto& other : rules)
+                if (other.name == r.name)
+                    throw config::config_error(d.where, key,
+                                               "the fault rule name '" + r.name +
+                                                   "' is taken by faults.rules; rename that rule");
+            rules.push_back(std::move(r));
+        } catch (const models::faults::rule_error& e) {
+            throw config::config_error(d.where, key, e.message());
+        }
+    }
+}
+
 void build_run_models(config::stack& stack, bool realistic_sla, run_models& rm) {
     rm.models = functions::build_models(stack);
     models::faults::register_builtin_faults(rm.fault_kinds);
     if (realistic_sla) apply_realistic_sla(stack, rm.models->profile());
     rm.fault_rules = config::parse_fault_rules(stack.settings.faults, rm.fault_kinds);
+    add_availability_rules(stack, rm.fault_kinds, rm.fault_rules);
     for (const auto& r : rm.fault_rules)
         for (const auto& w : config::rule_warnings(stack, r)) stack.warnings.push_back(w);
     if (stack.settings.decision_log) {
@@ -376,20 +460,101 @@ void print_faults(const models::faults::decider& faults, std::ostream& out) {
     for (const auto& r : rules) out << "  " << r.describe() << "\n";
 }
 
-void print_outcomes(const char* front, const admin::request_outcomes& o) {
-    const auto total = o.served + o.injected_fault + o.handler_error + o.emulator_error;
-    if (total == 0) return;
-    std::printf("coldbrew: %s: %llu requests: %llu served, %llu injected faults, %llu handler "
-                "errors, %llu emulator errors\n",
-                front, static_cast<unsigned long long>(total),
-                static_cast<unsigned long long>(o.served),
-                static_cast<unsigned long long>(o.injected_fault),
-                static_cast<unsigned long long>(o.handler_error),
-                static_cast<unsigned long long>(o.emulator_error));
+// `up`'s --trace-file, --otlp-endpoint, --log-format and --log-dir.
+struct telemetry_flags {
+    std::string trace_file, otlp_endpoint, log_format, log_dir;
+};
+
+// The log sinks wrapped around the terminal's and the trace exporter, built before anything
+// listens so that a bad path or endpoint stops the start.
+struct run_telemetry {
+    telemetry::log_formats formats;
+    std::unique_ptr<telemetry::log_file_sink> files;
+    std::unique_ptr<telemetry::json_log_sink> json;
+    std::unique_ptr<telemetry::trace_exporter> traces;
+    telemetry::log_sink* logs = nullptr;  // what the app writes to
+    std::string banner;                   // lines for the start banner
+    std::string trace_target;             // for the exit line
+};
+
+// Flags win over the template (LoggingConfig) and coldbrew.yaml (`telemetry:`). Sets each
+// function's log_format, so JSON functions also get AWS_LAMBDA_LOG_FORMAT=JSON. False, with
+// `error`, when a path or the endpoint cannot be used.
+bool setup_telemetry(const telemetry_flags& tf, config::stack& stack, uv_loop_t* loop,
+                     const coldbrew::clock& clock, telemetry::log_sink& terminal,
+                     run_telemetry& out, std::string& error) {
+    if (!tf.log_format.empty())
+        for (auto& fn : stack.functions)
+            fn.log_format = telemetry::to_string(*telemetry::parse_log_format(tf.log_format));
+    std::map<std::string, std::string, std::less<>> arns;
+    std::string json_functions;
+    for (const auto& fn : stack.functions) {
+        const bool json = fn.log_format == "JSON";
+        out.formats.set(fn.name, json ? telemetry::log_format::json : telemetry::log_format::text);
+        if (json) json_functions += (json_functions.empty() ? "" : ", ") + fn.name;
+        arns[fn.name] = "arn:aws:lambda:" + stack.settings.region + ":" +
+                        stack.settings.account_id + ":function:" + fn.function_name;
+    }
+    out.logs = &terminal;
+    if (!tf.log_dir.empty()) {
+        const auto dir = std::filesystem::absolute(tf.log_dir);
+        out.files = std::make_unique<telemetry::log_file_sink>(terminal, clock, out.formats, dir);
+        if (auto ec = out.files->open()) {
+            error = "--log-dir " + dir.string() + ": " + ec.message();
+            return false;
+        }
+        out.logs = out.files.get();
+        out.banner += "Log files: " + dir.string() + "/<function>.log (appended)\n";
+    }
+    if (out.formats.any_json()) {
+        out.json = std::make_unique<telemetry::json_log_sink>(*out.logs, clock, out.formats,
+                                                              std::move(arns));
+        out.logs = out.json.get();
+        out.banner += "JSON log format: " + json_functions + "\n";
+    }
+
+    telemetry::trace_export_options o;
+    if (!tf.trace_file.empty())
+        o.file = std::filesystem::absolute(tf.trace_file);
+    else if (stack.settings.trace_file)
+        o.file = *stack.settings.trace_file;
+    o.endpoint_text = tf.otlp_endpoint.empty() ? stack.settings.otlp_endpoint : tf.otlp_endpoint;
+    if (!o.endpoint_text.empty()) {
+        std::string why;
+        o.endpoint = telemetry::parse_otlp_endpoint(o.endpoint_text, why);
+        if (!o.endpoint) {
+            error = "--otlp-endpoint: " + why;
+            return false;
+        }
+    }
+    if (o.file.empty() && !o.endpoint) return true;
+    out.banner += "Traces:";
+    if (!o.file.empty()) out.banner += " " + o.file.string() + " (OTLP JSON lines, appended)";
+    if (o.endpoint) out.banner += " POST " + o.endpoint_text + o.endpoint->path;
+    out.banner += "\n";
+    out.trace_target = o.file.empty() ? o.endpoint_text : o.file.string();
+    o.warn = [](const std::string& m) { spdlog::warn("traces: {}", m); };
+    const auto file = o.file;
+    out.traces = std::make_unique<telemetry::trace_exporter>(loop, std::move(o));
+    if (auto ec = out.traces->open()) {
+        error = "cannot write traces to " + file.string() + ": " + ec.message();
+        return false;
+    }
+    return true;
+}
+
+void print_trace_counts(const run_telemetry& tel) {
+    if (!tel.traces) return;
+    const auto& c = tel.traces->stats();
+    std::printf("coldbrew: traces: %llu requests (%llu spans) to %s; %llu batches posted, %llu "
+                "dropped\n",
+                static_cast<unsigned long long>(c.traces), static_cast<unsigned long long>(c.spans),
+                tel.trace_target.c_str(), static_cast<unsigned long long>(c.batches_sent),
+                static_cast<unsigned long long>(c.batches_dropped));
 }
 
 int run_up(const load_flags& lf, int port, const std::string& host,
-           std::optional<std::uint64_t> seed_flag) {
+           std::optional<std::uint64_t> seed_flag, const telemetry_flags& tf) {
     config::stack stack = load(lf);
     if (port >= 0) stack.settings.gateway_port = port;
     // libuv binds numeric addresses only; "localhost" is what people type.
@@ -407,14 +572,20 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     system_clock_source clock;
     models::random_source rng(seed);
     stream_log_sink sink(stdout);
+    run_telemetry tel;
+    if (std::string why; !setup_telemetry(tf, stack, &lo.loop, clock, sink, tel, why)) {
+        std::fprintf(stderr, "coldbrew: %s\n", why.c_str());
+        return 2;
+    }
     std::error_code ec;
     supervisor::reaper reaper(&lo.loop, self_exe(), ec);
     if (ec) spdlog::warn("could not start the process reaper ({}); handler processes may outlive a killed coldbrew", ec.message());
 
-    app::app_dependencies deps{&lo.loop, &clock, &rng, &sink, ec ? nullptr : &reaper,
+    app::app_dependencies deps{&lo.loop, &clock, &rng, tel.logs, ec ? nullptr : &reaper,
                                rm.models.get(), &rm.decisions, rm.cpu.get(),
                                &faults, &rm.fault_kinds, rm.fault_rules,
                                runtimes_dir(), host_env()};
+    deps.traces = tel.traces.get();
     auto application = std::make_unique<app::app>(stack, deps);
     if (auto lec = application->start_gateway()) {
         std::fprintf(stderr, "coldbrew: cannot listen on %s:%d: %s\n", stack.settings.host.c_str(),
@@ -433,6 +604,14 @@ int run_up(const load_flags& lf, int port, const std::string& host,
                      aec.message().c_str());
         return 1;
     }
+    {
+        std::string failed;
+        if (auto dec = application->start_dependencies(failed)) {
+            std::fprintf(stderr, "coldbrew: cannot open the proxy of dependency '%s': %s\n",
+                         failed.c_str(), dec.message().c_str());
+            return 1;
+        }
+    }
     application->start_provisioned();
     std::string base = "http://" + stack.settings.host + ":" + std::to_string(application->gateway_port());
     std::ostringstream banner;
@@ -443,6 +622,7 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     banner << rm.cpu_note << "\n";
     if (stack.settings.decision_log)
         banner << "Decision log: " << stack.settings.decision_log->string() << "\n";
+    banner << tel.banner;
     print_faults(faults, banner);
     std::fputs(banner.str().c_str(), stdout);
     std::printf("coldbrew up: gateway listening on %s\n", base.c_str());
@@ -450,6 +630,16 @@ int run_up(const load_flags& lf, int port, const std::string& host,
                 application->invoke_port());
     std::printf("coldbrew up: admin API listening on http://%s:%d\n", stack.settings.host.c_str(),
                 application->admin_port());
+    if (const auto* deps = application->dependencies()) {
+        for (const auto& p : deps->proxies()) {
+            const auto& d = p->config();
+            std::string vars;
+            for (const auto& [name, _] : d.env) vars += (vars.empty() ? "" : ", ") + name;
+            std::printf("coldbrew up: dependency %s: 127.0.0.1:%d -> %s:%d%s%s\n", d.name.c_str(),
+                        p->port(), d.upstream_host.c_str(), d.upstream_port,
+                        vars.empty() ? "" : "; handlers get ", vars.c_str());
+        }
+    }
 
     // SIGINT/SIGTERM: drain in-flight invocations for up to 2 s, then end every child.
     // A second signal ends them at once.
@@ -477,6 +667,7 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     uv_signal_start(&sc.sigint, on_signal, SIGINT);
     uv_signal_start(&sc.sigterm, on_signal, SIGTERM);
 
+    const auto up_since = clock.steady();
     uv_run(&lo.loop, UV_RUN_DEFAULT);
     for (const auto& [name, st] : application->stats())
         std::printf("coldbrew: %s: %llu invocations, %llu cold starts, %llu function errors "
@@ -497,17 +688,23 @@ int run_up(const load_flags& lf, int port, const std::string& host,
                     static_cast<unsigned long long>(st.failed),
                     static_cast<unsigned long long>(st.retried));
     }
-    print_outcomes("gateway", application->gateway_outcomes());
-    print_outcomes("invoke API", application->invoke_outcomes());
-    const auto& fc = faults.counters();
-    for (const auto& [kind, n] : fc.by_kind)
-        std::printf("coldbrew: faults: %s injected %llu times\n", kind.c_str(),
-                    static_cast<unsigned long long>(n));
-    if (fc.overflow)
-        std::printf("coldbrew: faults: %llu not injected (max_active_faults reached)\n",
-                    static_cast<unsigned long long>(fc.overflow));
+    {
+        // Requests, latency, codes, outcomes, faults and cold starts since the start (or the
+        // last counter reset); the shutdown has recorded every request it ended.
+        telemetry::run_summary_input summary;
+        summary.run_ms =
+            std::chrono::duration<double, std::milli>(clock.steady() - up_since).count();
+        summary.time_scale = stack.settings.time_scale;
+        summary.requests = &application->requests();
+        summary.faults_by_kind = faults.counters().by_kind;
+        summary.fault_overflow = faults.counters().overflow;
+        std::fputs(telemetry::render_run_summary(summary).c_str(), stdout);
+    }
     application.reset();
+    // Traces of requests the shutdown ended are in now; the last batch gets at most 1 s.
+    if (tel.traces) tel.traces->stop();
     uv_run(&lo.loop, UV_RUN_DEFAULT);
+    print_trace_counts(tel);
     return 0;
 }
 
@@ -667,6 +864,17 @@ int main(int argc, char** argv) {
     up->add_option("--decision-log", lf.decision_log,
                    "Write every modeled decision (environment created, reused, evicted, "
                    "throttled) to this JSONL file");
+    telemetry_flags tf;
+    up->add_option("--trace-file", tf.trace_file,
+                   "Append each request's trace (OTLP JSON, one batch per line) to this file");
+    up->add_option("--otlp-endpoint", tf.otlp_endpoint,
+                   "Also POST traces to this OTLP/HTTP endpoint, e.g. http://127.0.0.1:4318");
+    up->add_option("--log-format", tf.log_format,
+                   "Lambda log format for every function: text or json (default: each "
+                   "function's LoggingConfig.LogFormat, else text)")
+        ->check(CLI::IsMember({"text", "json", "Text", "JSON"}));
+    up->add_option("--log-dir", tf.log_dir,
+                   "Also write each function's log lines to DIR/<function>.log");
 
     std::string function, event_file, event_json;
     auto* inv = cli.add_subcommand("invoke", "Invoke one function once; the result goes to stdout");
@@ -687,6 +895,9 @@ int main(int argc, char** argv) {
 
     sim_cli::sim_options sim_opts;
     sim_cli::add_sim_command(cli, sim_opts);
+
+    report::report_options report_opts;
+    report::add_report_command(cli, report_opts);
 
     try {
         cli.parse(argc, argv);
@@ -715,6 +926,7 @@ int main(int argc, char** argv) {
             models::faults::decider faults(kinds, stack.settings.seed.value_or(0));
             faults.set_max_active(stack.settings.faults.max_active_faults);
             auto rules = config::parse_fault_rules(stack.settings.faults, kinds);
+            add_availability_rules(stack, kinds, rules);
             for (const auto& r : rules)
                 for (const auto& w : config::rule_warnings(stack, r)) stack.warnings.push_back(w);
             faults.set_rules(std::move(rules), 0.0);
@@ -722,12 +934,14 @@ int main(int argc, char** argv) {
                                               std::to_string(stack.settings.gateway_port));
             print_models(stack, *m, stack.settings.seed.value_or(0), true, std::cout);
             print_faults(faults, std::cout);
+            print_dependencies(stack, std::cout);
             std::cout << "OK: " << stack.functions.size() << " functions, " << stack.routes.size()
                       << " routes\n";
             return 0;
         }
-        if (cli.got_subcommand("up")) return run_up(lf, port, host, seed);
+        if (cli.got_subcommand("up")) return run_up(lf, port, host, seed, tf);
         if (cli.got_subcommand("sim")) return sim_cli::run_sim(sim_opts);
+        if (cli.got_subcommand("report")) return report::run_report(report_opts);
         if (cli.got_subcommand("invoke")) return run_invoke(lf, function, event_file, event_json, seed);
     } catch (const config::config_error& e) {
         std::fprintf(stderr, "coldbrew: config error: %s\n", e.what());

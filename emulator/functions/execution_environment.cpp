@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "emulator/functions/function_model.hpp"
 #include "emulator/supervisor/supervisor.hpp"
 #include "models/compute/cpu.hpp"
 
@@ -34,13 +35,17 @@ execution_environment::execution_environment(function_pool& pool, pool_context& 
     kill_timer_ = new uv_timer_t;
     uv_timer_init(ctx_.loop, kill_timer_);
     kill_timer_->data = this;
+    payload_timer_ = new uv_timer_t;
+    uv_timer_init(ctx_.loop, payload_timer_);
+    payload_timer_->data = this;
     // A provisioned environment was initialised before anyone asked: its first invocation
     // is warm and its REPORT has no Init Duration [pricing: provisioned concurrency].
     cold_ = !provisioned_;
 }
 
 execution_environment::~execution_environment() {
-    for (auto* t : {timer_, init_timer_, kill_timer_}) {
+    detach_dependencies();
+    for (auto* t : {timer_, init_timer_, kill_timer_, payload_timer_}) {
         t->data = nullptr;
         uv_close(reinterpret_cast<uv_handle_t*>(t),
                  [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
@@ -132,7 +137,16 @@ bool execution_environment::start(std::string& error_type, std::string& error_me
         return false;
     }
 
-    launch.env = pool_.environment_for(runtime_api_->port(), id_, provisioned_);
+    // The environment's own network: its dependency listeners and its bandwidth.
+    if (pool_.model_.bandwidth_bytes_per_s > 0)
+        link_ = std::make_shared<proxy::environment_link>(pool_.model_.bandwidth_bytes_per_s,
+                                                          pool_.model_.bandwidth_burst_bytes,
+                                                          ctx_.time_scale, now_us());
+    env_key_ = ++ctx_.environments_started;
+    std::vector<std::pair<std::string, std::string>> dependency_env;
+    if (ctx_.proxies) dependency_env = ctx_.proxies->attach(env_key_, fn_.name, link_);
+    launch.env =
+        pool_.environment_for(runtime_api_->port(), id_, provisioned_, dependency_env);
     launch.cwd = fn_.code_dir.string();
     supervisor::process_callbacks cbs;
     cbs.on_stdout = [this](std::string_view line) { log(line); };
@@ -213,7 +227,77 @@ void execution_environment::deliver() {
             },
             static_cast<std::uint64_t>(std::max(0.0, *current_->kill_after_ms)), 0);
     }
-    respond(rt::next_response(h, std::move(event)));
+    // The event crosses the environment's network before the runtime sees it.
+    const auto wait = event_wire_us(event.size());
+    auto trace = current_->trace;
+    if (trace) {
+        if (cold_ && !provisioned_ && trace->current() == "lambda.init") {
+            // Modeled vs real: the span lasts real local init + modeled × time_scale.
+            trace->annotate_modeled(modeled_init_ms_.value_or(0));
+            if (init_duration_ms_) trace->annotate("coldbrew.local_init_ms", *init_duration_ms_);
+        }
+        if (wait > 0)
+            telemetry::begin_shaping(*trace, wait / 1000.0, event.size(), "to_environment");
+    }
+    after_wire(wait, [respond = std::move(respond), h = std::move(h), event = std::move(event),
+                      trace = std::move(trace), cold = cold_]() mutable {
+        if (trace) {
+            trace->begin("lambda.invoke");
+            trace->annotate("faas.invocation_id", h.request_id);
+            trace->annotate("faas.coldstart", cold);
+        }
+        respond(rt::next_response(h, std::move(event)));
+    });
+}
+
+std::int64_t execution_environment::now_us() const {
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               ctx_.clock->steady().time_since_epoch())
+        .count();
+}
+
+std::int64_t execution_environment::event_wire_us(std::size_t bytes) {
+    if (!link_ || bytes == 0) return 0;
+    const auto now = now_us();
+    return link_->to_environment().take_all(bytes, now) - now;
+}
+
+std::int64_t execution_environment::response_wire_us(std::size_t bytes, bool streamed) {
+    if (!link_ || bytes == 0) return 0;
+    const auto now = now_us();
+    if (streamed && ctx_.bandwidth) {
+        // A stream is paced by Lambda's streaming rule rather than the bucket: its first
+        // 6 MB at the environment's rate, the rest at 2 MBps (model-data §5). coldbrew hands
+        // the stream on whole, so the client sees it complete after the modeled stream time.
+        const double s = models::bandwidth::streamed_response_seconds(
+            *ctx_.bandwidth, link_->modeled_bytes_per_s(), bytes);
+        link_->from_environment().take_all(bytes, now);
+        return static_cast<std::int64_t>(s * ctx_.time_scale * 1e6);
+    }
+    return link_->from_environment().take_all(bytes, now) - now;
+}
+
+void execution_environment::after_wire(std::int64_t wait_us, std::function<void()> then) {
+    if (wait_us <= 0) {
+        then();
+        return;
+    }
+    after_payload_ = std::move(then);
+    uv_timer_start(
+        payload_timer_,
+        [](uv_timer_t* t) {
+            auto* self = static_cast<execution_environment*>(t->data);
+            if (!self || !self->after_payload_) return;
+            auto f = std::move(self->after_payload_);
+            self->after_payload_ = nullptr;
+            f();
+        },
+        static_cast<std::uint64_t>((wait_us + 999) / 1000), 0);
+}
+
+void execution_environment::detach_dependencies() {
+    if (ctx_.proxies && env_key_) ctx_.proxies->detach(env_key_);
+    env_key_ = 0;
 }
 
 void execution_environment::on_runtime_call(http::request req, http::responder respond) {
@@ -251,8 +335,17 @@ void execution_environment::on_runtime_call(http::request req, http::responder r
         return;
     }
     if (auto* r = std::get_if<rt::response_call>(&c)) {
-        respond(rt::accepted());
-        finish(outcome::success, std::move(r->body), "", "");
+        // The response crosses the environment's network before Lambda has it: the runtime's
+        // POST is answered, and the invocation ends, once its bytes are out.
+        const auto wait = response_wire_us(r->body.size(), r->streamed);
+        if (wait > 0 && current_ && current_->trace)
+            telemetry::begin_shaping(*current_->trace, wait / 1000.0, r->body.size(),
+                                     "from_environment");
+        after_wire(wait, [this, id = current_id_, respond = std::move(respond),
+                          body = std::move(r->body)]() mutable {
+            respond(rt::accepted());
+            if (current_ && current_id_ == id) finish(outcome::success, std::move(body), "", "");
+        });
         return;
     }
     if (auto* e = std::get_if<rt::error_call>(&c)) {
@@ -397,6 +490,8 @@ void execution_environment::on_process_exit(const supervisor::exit_status& st) {
 void execution_environment::kill(std::string reason) {
     if (end_reason_.empty()) end_reason_ = std::move(reason);
     alive_ = false;
+    // Its connections die with it, as on Lambda.
+    detach_dependencies();
     if (process_) process_->kill();
 }
 

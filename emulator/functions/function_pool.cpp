@@ -137,6 +137,10 @@ pool_stats function_pool::stats() const {
     s.environments = static_cast<std::size_t>(
         std::count_if(environments_.begin(), environments_.end(),
                       [](const auto& e) { return e.second->alive(); }));
+    s.busy = static_cast<std::size_t>(
+        std::count_if(environments_.begin(), environments_.end(), [](const auto& e) {
+            return e.second->alive() && e.second->assigned();
+        }));
     return s;
 }
 
@@ -176,6 +180,8 @@ void function_pool::invoke(invocation inv) {
                        ";Sampled=0";
     }
     ++in_flight_;
+    // Until an environment has it: zero-length when a warm one is waiting on /next.
+    if (inv.trace) inv.trace->begin("pool.queue_wait");
     place(std::move(inv), std::move(request_id), std::nullopt);
 }
 
@@ -195,6 +201,8 @@ void function_pool::place(invocation inv, std::string request_id,
         break;
     }
     case models::placement_kind::cold: {
+        // From the process's start to the event's delivery the invocation waits for its init.
+        if (inv.trace) inv.trace->begin("lambda.init");
         std::string error_type, error_message;
         auto* env = start_environment(p.environment, false, p.init, error_type, error_message);
         if (!env) {
@@ -266,6 +274,7 @@ execution_environment* function_pool::start_environment(
 
 void function_pool::on_done(execution_environment& env, const invocation_result& r) {
     if (in_flight_ > 0) --in_flight_;
+    if (ctx_.on_answered) ctx_.on_answered(fn_, r);
     if (r.kind == outcome::function_error) {
         ++stats_.function_errors;
         if (r.error_type == "Sandbox.Timedout") ++stats_.timeouts;
@@ -401,8 +410,9 @@ void function_pool::shutdown() {
     for (auto& [_, e] : environments_) e->kill("shutdown");
 }
 
-std::vector<std::string> function_pool::environment_for(int runtime_api_port, std::uint64_t index,
-                                                       bool provisioned) const {
+std::vector<std::string> function_pool::environment_for(
+    int runtime_api_port, std::uint64_t index, bool provisioned,
+    const std::vector<std::pair<std::string, std::string>>& dependencies) const {
     std::map<std::string, std::string> env;
     // Defaults Lambda sets that a user may override [ENV].
     env["LANG"] = "en_US.UTF-8";
@@ -416,6 +426,7 @@ std::vector<std::string> function_pool::environment_for(int runtime_api_port, st
     env["IS_OFFLINE"] = "true";
 
     for (const auto& [k, v] : fn_.environment) env[k] = v;
+    for (const auto& [k, v] : dependencies) env[k] = v;
 
     // Layers are extracted under /opt on Lambda; locally their directories are put on the
     // language search paths that /opt would be on.
@@ -455,6 +466,8 @@ std::vector<std::string> function_pool::environment_for(int runtime_api_port, st
     // The variable AWS SDKs read for a service-specific endpoint ("Service-specific endpoints",
     // AWS SDKs and Tools Reference Guide): a function's Lambda client calls coldbrew.
     if (!ctx_.invoke_endpoint.empty()) env["AWS_ENDPOINT_URL_LAMBDA"] = ctx_.invoke_endpoint;
+    // LoggingConfig.LogFormat JSON: the runtime writes JSON application logs [ENV].
+    if (fn_.log_format == "JSON") env["AWS_LAMBDA_LOG_FORMAT"] = "JSON";
     env["_HANDLER"] = fn_.handler;
     env["LAMBDA_TASK_ROOT"] = fn_.code_dir.string();
     env["LAMBDA_RUNTIME_DIR"] = ctx_.runtimes_dir.string();

@@ -31,8 +31,14 @@
 #include "emulator/supervisor/supervisor.hpp"
 #include "emulator/telemetry/log_lines.hpp"
 #include "emulator/telemetry/decision_log.hpp"
+#include "emulator/telemetry/trace.hpp"
+#include "models/bandwidth/bandwidth.hpp"
 #include "models/pool/pool_policy.hpp"
 #include "models/random/random_source.hpp"
+
+namespace coldbrew::proxy {
+class proxy_set;
+}
 
 namespace coldbrew::functions {
 
@@ -80,6 +86,9 @@ struct invocation {
     // real milliseconds after the event is delivered, unless the handler answered first.
     std::optional<double> kill_after_ms;
     std::function<void(invocation_result)> on_done;  // called exactly once, on the loop
+    // The front end's request trace (null: not traced): the pool and the environment mark the
+    // phases they run (pool.queue_wait, lambda.init, network.shaping, lambda.invoke).
+    std::shared_ptr<telemetry::request_trace> trace;
 };
 
 // What every pool shares, built once by the caller.
@@ -98,6 +107,16 @@ struct pool_context {
     std::filesystem::path runtimes_dir;  // holds node/ and python/ shims
     // Variables handed through from coldbrew's own environment (PATH, HOME, credentials …).
     std::vector<std::pair<std::string, std::string>> host_env;
+    // The dependency proxies (null: none): each environment gets its own listeners and the
+    // variables naming them. Environments are keyed by a number unique for the app's life.
+    proxy::proxy_set* proxies = nullptr;
+    std::uint64_t environments_started = 0;
+    double time_scale = 1.0;  // settings->time_scale; bandwidth waits are scaled with it
+    // The profile's bandwidth table (streamed responses); null: no streaming pacing.
+    const models::bandwidth::bandwidth_table* bandwidth = nullptr;
+    // Told every invocation an execution environment answered, before its caller is (a cold
+    // start's result carries its Init Duration); may be empty. For telemetry.
+    std::function<void(const config::function&, const invocation_result&)> on_answered;
 };
 
 class execution_environment;
@@ -114,6 +133,7 @@ struct pool_stats {
     std::uint64_t evictions = 0;         // idle keep-alive or maximum lifetime reached
     std::uint64_t provisioned = 0;       // provisioned environments started (incl. replacements)
     std::size_t environments = 0;        // alive now
+    std::size_t busy = 0;                // of those, serving (or initializing for) an invocation
 };
 
 class function_pool {
@@ -165,8 +185,11 @@ private:
     void drain_waiting();
     void arm_expiry();
     double model_now_ms() const;
-    std::vector<std::string> environment_for(int runtime_api_port, std::uint64_t index,
-                                             bool provisioned) const;
+    // `dependencies`: the proxies' variables for this environment; they replace the
+    // template's variables of the same name, the platform's reserved ones still win.
+    std::vector<std::string> environment_for(
+        int runtime_api_port, std::uint64_t index, bool provisioned,
+        const std::vector<std::pair<std::string, std::string>>& dependencies) const;
     void schedule_collect();
 
     const config::function& fn_;

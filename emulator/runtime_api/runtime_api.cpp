@@ -64,7 +64,9 @@ call parse_call(const http::request& req) {
             if (verb == "response" || verb == "error") {
                 if (req.method != "POST")
                     return reject(405, "MethodNotAllowed", "Method not allowed");
-                if (verb == "response") return response_call{std::move(id), req.body};
+                if (verb == "response")
+                    return response_call{std::move(id), req.body,
+                                         mode && http::iequals(*mode, "streaming")};
                 auto type = req.header("Lambda-Runtime-Function-Error-Type");
                 return error_call{std::move(id), type ? std::string(*type) : std::string(),
                                   req.body};

@@ -23,6 +23,9 @@ struct next_call {};                       // GET  /runtime/invocation/next
 struct response_call {                     // POST /runtime/invocation/{id}/response
     std::string request_id;
     std::string body;
+    // Lambda-Runtime-Function-Response-Mode: streaming. Its bytes are paced as a streamed
+    // response (first 6 MB at the environment's bandwidth, the rest at 2 MBps).
+    bool streamed = false;
 };
 struct error_call {                        // POST /runtime/invocation/{id}/error
     std::string request_id;

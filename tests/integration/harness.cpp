@@ -253,6 +253,7 @@ void coldbrew_process::reader(int fd, bool is_stdout) {
     }
     std::lock_guard lock(mu_);
     if (!partial.empty()) lines_.push_back(partial);
+    ++readers_done_;
     cv_.notify_all();
 }
 
@@ -317,6 +318,11 @@ std::optional<int> coldbrew_process::wait_exit(std::chrono::milliseconds timeout
         pid_t r = ::waitpid(pid_, &status, WNOHANG);
         if (r == pid_) {
             exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            // The output it wrote last is still in the pipes: let the readers drain them, so
+            // stdout_text() right after this sees everything (bounded, in case a leftover
+            // grandchild still holds a pipe open).
+            std::unique_lock lock(mu_);
+            cv_.wait_for(lock, std::chrono::seconds(2), [this] { return readers_done_ == 2; });
             return exit_code_;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(10));

@@ -85,6 +85,7 @@ private:
     std::thread out_thread_, err_thread_;
     mutable std::mutex mu_;
     std::condition_variable cv_;
+    int readers_done_ = 0;  // reader threads that reached the end of their pipe (under mu_)
     std::vector<std::string> lines_;
     std::string stdout_, stderr_;
 };
