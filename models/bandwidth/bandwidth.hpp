@@ -32,7 +32,7 @@ struct bandwidth_table {
     double scalable_max_bytes_per_s = 375'000'000;  // … at 3,000 Mbps
     // The bucket's depth as time at the sustained rate: an environment that was quiet may
     // send this much above the rate at once (measured rates slightly exceed the cap).
-    double burst_ms = 50;
+    double burst_ms = 10;
     double streaming_uncapped_bytes = 6'291'456;  // 6 MB (MiB, as Lambda's payload limits)
     double streaming_bytes_per_s = 2'000'000;     // 2 MBps
     std::string source;

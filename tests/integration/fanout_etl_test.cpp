@@ -21,7 +21,7 @@ TEST_CASE("examples/fanout-etl: 10,240 MB workers download their ranges faster t
     temp_dir out;
     const auto results = out.path() / "run.json";
     // 96 MB in 4 ranges: 24 MB per worker, about 310 ms at 625 Mbps and 65 ms at 3,000 Mbps
-    // (less the 50 ms burst allowance). time_scale 4 divides the real rates by 4, so a busy
+    // (less the 10 ms burst allowance). time_scale 4 divides the real rates by 4, so a busy
     // 2-core machine keeps up with four 3,000 Mbps workers; run.py reports modeled times.
     coldbrew_process run({(example / "run.py").string(), "--coldbrew", coldbrew_binary(), "--mb", "96",
                           "--workers", "4", "--time-scale", "4", "--data-dir", (out.path() / "data").string(), "--json",
@@ -39,7 +39,7 @@ TEST_CASE("examples/fanout-etl: 10,240 MB workers download their ranges faster t
     CHECK(small["memory_mb"] == 1024);
     CHECK(large["memory_mb"] == 10240);
     CHECK(small["bytes"] == 96'000'000);
-    // The modeled floor at 1,024 MB: 24 MB at 78.125 MB/s minus 50 ms of burst ≈ 257 ms.
+    // The modeled floor at 1,024 MB: 24 MB at 78.125 MB/s minus 10 ms of burst ≈ 297 ms.
     CHECK(small["download_ms_avg"].get<double>() > 200.0);
     CHECK(small["download_ms_avg"].get<double>() > 1.8 * large["download_ms_avg"].get<double>());
 }

@@ -168,7 +168,8 @@ TEST_CASE("stack models: network bandwidth from memory, VPC and the raised quota
     CHECK(rate_for(10240, false, true, false) == 3000 * mbps);
     CHECK(rate_for(10240, false, false, true) == 625 * mbps);
 
-    // An explicit rate replaces the model; the burst follows the rate (50 ms of it).
+    // An explicit rate replaces the model; the burst follows the rate (10 ms of it, at least
+    // 64 KiB).
     auto s = one_function(d.path / "code");
     s.functions[0].package_mb = 1;
     s.functions[0].memory_mb = 10240;
@@ -177,7 +178,7 @@ TEST_CASE("stack models: network bandwidth from memory, VPC and the raised quota
     auto m = functions::build_models(s);
     const auto* fm = m->find("Hello");
     CHECK(fm->bandwidth_bytes_per_s == 10'000'000);
-    CHECK(fm->bandwidth_burst_bytes == 500'000);
+    CHECK(fm->bandwidth_burst_bytes == 100'000);
     s.functions[0].bandwidth_bytes_per_s.reset();
-    CHECK(functions::build_models(s)->find("Hello")->bandwidth_burst_bytes == 18'750'000);
+    CHECK(functions::build_models(s)->find("Hello")->bandwidth_burst_bytes == 3'750'000);
 }
