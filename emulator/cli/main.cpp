@@ -607,8 +607,13 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     {
         std::string failed;
         if (auto dec = application->start_dependencies(failed)) {
-            std::fprintf(stderr, "coldbrew: cannot open the proxy of dependency '%s': %s\n",
-                         failed.c_str(), dec.message().c_str());
+            int listen = 0;
+            for (const auto& d : stack.settings.dependencies)
+                if (d.name == failed) listen = d.listen_port;
+            std::fprintf(stderr,
+                         "coldbrew: cannot open the proxy of dependency '%s' on 127.0.0.1:%d "
+                         "(dependencies.%s.listen): %s\n",
+                         failed.c_str(), listen, failed.c_str(), dec.message().c_str());
             return 1;
         }
     }

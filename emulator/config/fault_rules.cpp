@@ -92,6 +92,12 @@ std::vector<std::string> rule_warnings(const stack& s, const mf::rule& r) {
                           "' (" + (known.empty() ? "coldbrew.yaml declares none" : "declared: " + known) +
                           "); it will never fire");
         }
+        // A dependency connection has no route, method, path or headers: those matchers
+        // would keep the rule from ever firing.
+        if (!r.route.empty() || !r.method.empty() || !r.path.empty() || !r.headers.empty())
+            out.push_back("fault rule '" + r.name + "': route, method, path and headers match "
+                          "gateway and Invoke API requests only; on a dependency it will never "
+                          "fire (use `on: connect|request` and `function`)");
     }
     if (!r.function.empty() && !std::any_of(s.functions.begin(), s.functions.end(), [&](const function& f) {
             return f.name == r.function || f.function_name == r.function;

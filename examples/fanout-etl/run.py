@@ -34,6 +34,7 @@ import dataserver  # noqa: E402  (this directory's)
 import generate  # noqa: E402
 
 MEMORY_SIZES = [1024, 10240]
+DATA_PORT = 8642  # coldbrew.yaml: dependencies.datastore.upstream
 BANNER = re.compile(r"^coldbrew up: (gateway|admin API) listening on (http://[\w.:\[\]-]+)")
 BANDWIDTH = re.compile(r"^\s+(Worker\d+)\s+cold start .*, bandwidth ([\d.,]+ [KMG]?bps)")
 
@@ -135,8 +136,6 @@ def main():
     ap.add_argument("--workers", type=int, default=8, help="workers per query, 1..50 (8)")
     ap.add_argument("--time-scale", type=float, default=10.0,
                     help="coldbrew's time_scale; bandwidth is divided by it (10)")
-    ap.add_argument("--data-port", type=int, default=8642,
-                    help="the data server's port; coldbrew.yaml's upstream names it (8642)")
     ap.add_argument("--data-dir", default=os.path.join(HERE, "data"),
                     help="where the data set is generated and served from (data/)")
     ap.add_argument("--json", metavar="FILE", help="also write the figures to FILE as JSON")
@@ -151,9 +150,10 @@ def main():
 
     _, manifest = generate.ensure(args.mb, 42, args.data_dir)
     try:
-        server = dataserver.serve(args.data_port, args.data_dir)
+        server = dataserver.serve(DATA_PORT, args.data_dir)
     except OSError as e:
-        sys.exit(f"cannot serve the data set on 127.0.0.1:{args.data_port}: {e}")
+        sys.exit(f"cannot serve the data set on 127.0.0.1:{DATA_PORT}, the datastore upstream "
+                 f"coldbrew.yaml names: {e}. Stop what listens there (another run?) and retry.")
     threading.Thread(target=server.serve_forever, daemon=True).start()
 
     cb = Coldbrew(args.coldbrew, args.time_scale)

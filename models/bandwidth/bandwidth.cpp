@@ -131,8 +131,12 @@ double parse_rate(std::string_view text) {
     if (!(number > 0))
         throw std::invalid_argument("a rate must be greater than 0, got " + quoted(original));
     const double bytes_per_s = number * u->bytes_per_s;
-    if (!std::isfinite(bytes_per_s))
-        throw std::invalid_argument("the rate " + quoted(original) + " is too large");
+    if (!std::isfinite(bytes_per_s) || bytes_per_s > max_rate_bytes_per_s)
+        throw std::invalid_argument("the rate " + quoted(original) +
+                                    " is too large (at most 1e15 B/s, 8,000 Tbps)");
+    if (bytes_per_s < 1.0 / rate_quantum_per_byte)
+        throw std::invalid_argument("the rate " + quoted(original) +
+                                    " is too small (at least 0.001 B/s)");
     return bytes_per_s;
 }
 
@@ -159,10 +163,12 @@ std::string format_rate(double bytes_per_s) {
 
 token_bucket::token_bucket(double bytes_per_s, std::uint64_t capacity_bytes, std::int64_t now_us)
     : rate_(bytes_per_s), capacity_(capacity_bytes), last_us_(now_us) {
-    if (!(bytes_per_s >= 1.0 / rate_quantum_per_byte) || !(bytes_per_s <= max_rate_bytes_per_s))
-        throw std::invalid_argument("token_bucket: the rate must be between 0.001 and 1e15 "
-                                    "bytes per second, got " +
+    if (!(bytes_per_s > 0) || std::isnan(bytes_per_s))
+        throw std::invalid_argument("token_bucket: the rate must be a positive number of bytes "
+                                    "per second, got " +
                                     std::to_string(bytes_per_s));
+    bytes_per_s = std::clamp(bytes_per_s, 1.0 / rate_quantum_per_byte, max_rate_bytes_per_s);
+    rate_ = bytes_per_s;
     if (capacity_bytes == 0)
         throw std::invalid_argument("token_bucket: the capacity must be at least 1 byte");
     rate_q_ = static_cast<std::int64_t>(std::llround(bytes_per_s * rate_quantum_per_byte));

@@ -66,7 +66,9 @@ std::string format_rate(double bytes_per_s);
 // Time must not go backwards (an earlier now_us is treated as the last one).
 class token_bucket {
 public:
-    // Throws std::invalid_argument unless 0.001 <= bytes_per_s <= 1e15 and capacity >= 1.
+    // A finite rate outside [0.001, 1e15] B/s is taken as the nearer bound (1e15 B/s is far
+    // beyond any loopback, so "faster" changes nothing; a time-scaled rate may land there).
+    // Throws std::invalid_argument for a rate that is not a positive number, or capacity 0.
     token_bucket(double bytes_per_s, std::uint64_t capacity_bytes, std::int64_t now_us);
 
     // Takes up to `want` bytes available at now_us; returns how many were taken (0..want).

@@ -41,6 +41,10 @@ std::shared_ptr<const fault_config> parse_slow_response(const nlohmann::json& fa
     if (!(rate > 0))
         throw rule_error("fault.bytes_per_s", "expected a rate > 0 bytes per second, got " +
                                                   detail::format_number(rate));
+    // The token buckets that pace it work between these bounds.
+    if (rate < 0.001 || rate > 1e15)
+        throw rule_error("fault.bytes_per_s", "expected a rate from 0.001 to 1e15 bytes per "
+                                              "second, got " + detail::format_number(rate));
     return std::make_shared<const slow_response_config>(rate);
 }
 
