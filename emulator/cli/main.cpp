@@ -530,7 +530,13 @@ bool setup_telemetry(const telemetry_flags& tf, config::stack& stack, uv_loop_t*
     if (o.file.empty() && !o.endpoint) return true;
     out.banner += "Traces:";
     if (!o.file.empty()) out.banner += " " + o.file.string() + " (OTLP JSON lines, appended)";
-    if (o.endpoint) out.banner += " POST " + o.endpoint_text + o.endpoint->path;
+    if (o.endpoint) {
+        // The URL as it is posted to: a bare host gets /v1/traces, a given path is kept.
+        const auto& e = *o.endpoint;
+        const bool v6 = e.host.find(':') != std::string::npos;
+        out.banner += " POST http://" + (v6 ? "[" + e.host + "]" : e.host) + ":" +
+                      std::to_string(e.port) + e.path;
+    }
     out.banner += "\n";
     out.trace_target = o.file.empty() ? o.endpoint_text : o.file.string();
     o.warn = [](const std::string& m) { spdlog::warn("traces: {}", m); };
