@@ -903,6 +903,18 @@ void app::on_gateway_request(http::request req, http::responder respond,
     auto match = gw.routes.match(req.method, req.path());
     if (!match) {
         ++gw.next_request_index;
+        // The gateway's own answer is traced too: a caller's header still joins it, and a
+        // request that matched nothing is often the one being debugged.
+        if (deps_.traces) {
+            const auto xray = req.header("X-Amzn-Trace-Id");
+            p->trace = start_trace(deps_, stack_.settings.time_scale,
+                                   xray ? std::string(*xray) : std::string(), p->request_id,
+                                   req.method + " (no route)", p->started);
+            p->trace->begin("gateway.receive");
+            p->trace->annotate_root("http.request.method", req.method);
+            p->trace->annotate_root("url.path", p->path);
+            p->trace->annotate_root("aws.request_id", p->request_id);
+        }
         p->answer(gateway::error_response(gw.routes.miss_kind(req.path()),
                                           gateway::gateway_error::missing_route, p->request_id));
         return;

@@ -199,14 +199,28 @@ TEST_CASE("traces: a gateway request's spans, trace id from X-Amzn-Trace-Id; log
     CHECK_FALSE(cold.header("X-Amzn-Trace-Id"));
     auto warm = http_request(port, "GET", "/hello/bash");
     REQUIRE(warm.status == 200);
+    // The gateway's own answer to a request that matches no route is traced as well.
+    const std::string lost_root = "1-5759e988-0123456789abcdef01234567";
+    auto lost = http_request(port, "GET", "/nope", "", {{"X-Amzn-Trace-Id", "Root=" + lost_root}});
+    REQUIRE((lost.status == 403 || lost.status == 404));
     REQUIRE(proc.wait_for_line(
         [](const std::string& l) { return l.rfind("[HelloBash] REPORT RequestId:", 0) == 0; }));
     proc.signal(SIGTERM);
     REQUIRE(proc.wait_exit() == 0);
 
     auto traces = traces_in(trace_file);
-    REQUIRE(traces.size() == 2);
+    REQUIRE(traces.size() == 3);
     REQUIRE(traces.count(client_trace_id) == 1);
+    const std::string lost_trace_id = "5759e9880123456789abcdef01234567";
+    REQUIRE(traces.count(lost_trace_id) == 1);
+    {
+        auto t = check_trace(traces[lost_trace_id]);
+        CHECK(t.root["name"] == "GET (no route)");
+        CHECK(t.names == std::vector<std::string>{"gateway.receive", "gateway.send"});
+        CHECK((*attribute(t.root, "http.response.status_code"))["intValue"] ==
+              std::to_string(lost.status));
+    }
+    traces.erase(lost_trace_id);
     {
         auto t = check_trace(traces[client_trace_id]);
         CHECK(t.root["name"] == "GET /hello/bash");
