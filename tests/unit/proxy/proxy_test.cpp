@@ -579,7 +579,7 @@ TEST_CASE("proxy: an upstream that is down resets the client", "[unit]") {
     CHECK(c.bytes_upstream == 0);
 }
 
-TEST_CASE("proxy: an upstream that never accepts hits the connect timeout", "[unit]") {
+TEST_CASE("proxy: an upstream that never accepts hits the connect timeout", "[integration]") {
     // A listener with a full accept queue: Linux drops further SYNs, so a connect hangs.
     int lfd = ::socket(AF_INET, SOCK_STREAM, 0);
     auto a = loopback(0);
@@ -672,7 +672,7 @@ TEST_CASE("proxy: reset on the 2nd request turn", "[unit]") {
     CHECK(c.bytes_upstream == 3);  // "two" never reached the upstream
 }
 
-TEST_CASE("proxy: hang on a request drops the bytes, then closes after close_after", "[unit]") {
+TEST_CASE("proxy: hang on a request drops the bytes, then closes after close_after", "[integration]") {
     upstream_server up(upstream_server::mode::echo);
     fixture f(up.port());
     f.rule(R"({"dependency":"db","on":"request","nth":2,"fault":{"kind":"hang","close_after":"300ms"}})");
@@ -715,7 +715,7 @@ TEST_CASE("proxy: hang on connect holds until the client leaves", "[unit]") {
     CHECK(f.counters().faults.at("hang") == 1);
 }
 
-TEST_CASE("proxy: slow_response on connect paces the upstream's bytes", "[unit]") {
+TEST_CASE("proxy: slow_response on connect paces the upstream's bytes", "[integration]") {
     upstream_server up(upstream_server::mode::source, {}, 30'000);
     fixture f(up.port());
     f.rule(R"({"dependency":"db","on":"connect","fault":{"kind":"slow_response","bytes_per_s":100000}})");
@@ -738,7 +738,7 @@ TEST_CASE("proxy: slow_response on connect paces the upstream's bytes", "[unit]"
 
 // ---- request turns and latency -------------------------------------------------------------
 
-TEST_CASE("proxy: request turns on a ping-pong protocol, each with its latency", "[unit]") {
+TEST_CASE("proxy: request turns on a ping-pong protocol, each with its latency", "[integration]") {
     upstream_server up(upstream_server::mode::echo);
     fixture f(up.port());
     f.dep.connect_latency = "fixed(10ms)";
@@ -769,7 +769,7 @@ TEST_CASE("proxy: request turns on a ping-pong protocol, each with its latency",
     CHECK(took >= expected / 1000.0 - 0.002);
 }
 
-TEST_CASE("proxy: delay and slow_response on a request turn last for that turn", "[unit]") {
+TEST_CASE("proxy: delay and slow_response on a request turn last for that turn", "[integration]") {
     upstream_server up(upstream_server::mode::echo);
     fixture f(up.port());
     f.rule(R"x({"dependency":"db","on":"request","nth":1,"fault":{"kind":"delay","duration":"fixed(80ms)"}})x");
@@ -802,7 +802,7 @@ TEST_CASE("proxy: delay and slow_response on a request turn last for that turn",
     CHECK(f.decision_lines().size() == 2);
 }
 
-TEST_CASE("proxy: time_scale multiplies latency", "[unit]") {
+TEST_CASE("proxy: time_scale multiplies latency", "[integration]") {
     upstream_server up(upstream_server::mode::echo);
     fixture f(up.port(), 0.1);
     f.dep.request_latency = "fixed(1s)";
@@ -819,7 +819,7 @@ TEST_CASE("proxy: time_scale multiplies latency", "[unit]") {
     CHECK(f.counters().latency_ms == Approx(1000));  // modeled
 }
 
-TEST_CASE("proxy: an idle connection is closed after idle_timeout", "[unit]") {
+TEST_CASE("proxy: an idle connection is closed after idle_timeout", "[integration]") {
     upstream_server up(upstream_server::mode::echo);
     fixture f(up.port());
     f.dep.idle_timeout_ms = 100;
