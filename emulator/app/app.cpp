@@ -421,7 +421,6 @@ app::app(const config::stack& stack, app_dependencies deps)
                                                      const functions::invocation_result& r) {
         if (r.init_duration_ms) stats->record_init(fn.name, *r.init_duration_ms);
     };
-    pool_ctx_.time_scale = stack_.settings.time_scale;
     pool_ctx_.bandwidth = &deps_.models->profile().bandwidth;
     if (!stack_.settings.dependencies.empty()) {
         proxy::proxy_context pc;

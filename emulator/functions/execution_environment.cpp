@@ -141,7 +141,7 @@ bool execution_environment::start(std::string& error_type, std::string& error_me
     if (pool_.model_.bandwidth_bytes_per_s > 0)
         link_ = std::make_shared<proxy::environment_link>(pool_.model_.bandwidth_bytes_per_s,
                                                           pool_.model_.bandwidth_burst_bytes,
-                                                          ctx_.time_scale, now_us());
+                                                          ctx_.settings->time_scale, now_us());
     env_key_ = ++ctx_.environments_started;
     std::vector<std::pair<std::string, std::string>> dependency_env;
     if (ctx_.proxies) dependency_env = ctx_.proxies->attach(env_key_, fn_.name, link_);
@@ -272,7 +272,7 @@ std::int64_t execution_environment::response_wire_us(std::size_t bytes, bool str
         const double s = models::bandwidth::streamed_response_seconds(
             *ctx_.bandwidth, link_->modeled_bytes_per_s(), bytes);
         link_->from_environment().take_all(bytes, now);
-        return static_cast<std::int64_t>(s * ctx_.time_scale * 1e6);
+        return static_cast<std::int64_t>(s * ctx_.settings->time_scale * 1e6);
     }
     return link_->from_environment().take_all(bytes, now) - now;
 }

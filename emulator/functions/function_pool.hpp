@@ -111,7 +111,6 @@ struct pool_context {
     // variables naming them. Environments are keyed by a number unique for the app's life.
     proxy::proxy_set* proxies = nullptr;
     std::uint64_t environments_started = 0;
-    double time_scale = 1.0;  // settings->time_scale; bandwidth waits are scaled with it
     // The profile's bandwidth table (streamed responses); null: no streaming pacing.
     const models::bandwidth::bandwidth_table* bandwidth = nullptr;
     // Told every invocation an execution environment answered, before its caller is (a cold
