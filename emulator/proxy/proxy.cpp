@@ -68,12 +68,12 @@ block* new_block(std::size_t capacity) {
 
 std::string_view action_name(const mf::plan& p) {
     // A delay-only plan's action is `pass`; "delay" says what happened.
-    if (p.act == mf::plan::action::pass && p.delay_ms > 0) return "delay";
-    return mf::to_string(p.act);
+    if (mf::is<mf::actions::pass>(p) && p.delay_ms > 0) return "delay";
+    return mf::action_name(p.act);
 }
 
-bool is_reset(mf::plan::action a) {
-    return a == mf::plan::action::reset || a == mf::plan::action::refuse;
+bool is_reset(const mf::plan& p) {
+    return mf::is<mf::actions::reset>(p) || mf::is<mf::actions::refuse>(p);
 }
 
 std::error_code uv_error(int rc) { return {-rc, std::generic_category()}; }
@@ -329,7 +329,7 @@ struct connection {
 
         auto d = o.decide(*this, mf::dependency_phase::connect);
         const mf::plan& p = d.p;
-        if (is_reset(p.act)) {
+        if (is_reset(p)) {
             // Refused or reset before the upstream is reached; a delay is waited first.
             if (d.id) faults.push_back(d.id);
             if (p.delay_ms > 0) {
@@ -340,13 +340,14 @@ struct connection {
             }
             return;
         }
-        if (p.act == mf::plan::action::hang) {
+        if (const auto* h = std::get_if<mf::actions::hang>(&p.act)) {
             if (d.id) faults.push_back(d.id);
-            hang((p.delay_ms + p.close_after_ms) * scale, p.close_after_ms > 0);
+            hang((p.delay_ms + h->close_after_ms) * scale, h->close_after_ms > 0);
             return;
         }
-        if (p.act == mf::plan::action::slow_response && p.bytes_per_s > 0) {
-            down.slow_connection = slow_bucket(p.bytes_per_s);
+        if (const auto* slow = std::get_if<mf::actions::slow_response>(&p.act);
+            slow && slow->bytes_per_s > 0) {
+            down.slow_connection = slow_bucket(slow->bytes_per_s);
             if (d.id) faults.push_back(d.id);  // active for the connection's life
         } else {
             connect_fault = d.id;  // over once the connect latency has been waited
@@ -601,15 +602,17 @@ struct connection {
         double latency = o.draw_ms(o.request_latency, key, turns) + p.delay_ms;
         o.counters.latency_ms += latency;
         ch.hold_us = static_cast<std::int64_t>(std::llround(latency * scale * 1000.0));
-        if (is_reset(p.act)) {
+        const auto* h = std::get_if<mf::actions::hang>(&p.act);
+        const auto* slow = std::get_if<mf::actions::slow_response>(&p.act);
+        if (is_reset(p)) {
             ch.m = marker::reset;
             if (d.id) faults.push_back(d.id);
-        } else if (p.act == mf::plan::action::hang) {
+        } else if (h) {
             ch.m = marker::hang;
             if (d.id) faults.push_back(d.id);
-            hang_close_after_ms = p.close_after_ms > 0 ? p.close_after_ms * scale : 0;
-        } else if (p.act == mf::plan::action::slow_response && p.bytes_per_s > 0) {
-            down.slow_request = slow_bucket(p.bytes_per_s);
+            hang_close_after_ms = h->close_after_ms > 0 ? h->close_after_ms * scale : 0;
+        } else if (slow && slow->bytes_per_s > 0) {
+            down.slow_request = slow_bucket(slow->bytes_per_s);
             request_fault = d.id;
         } else {
             ch.fault_id = d.id;

@@ -50,32 +50,39 @@ std::string_view to_string(client_outcome c) {
     return "?";
 }
 
-std::string_view to_string(plan::action a) {
-    switch (a) {
-    case plan::action::pass:
-        return "pass";
-    case plan::action::phantom_before:
-        return "phantom_before";
-    case plan::action::phantom_after:
-        return "phantom_after";
-    case plan::action::gateway_error:
-        return "gateway_error";
-    case plan::action::function_exit:
-        return "function_exit";
-    case plan::action::handler_error:
-        return "handler_error";
-    case plan::action::throttle:
-        return "throttle";
-    case plan::action::reset:
-        return "reset";
-    case plan::action::slow_response:
-        return "slow_response";
-    case plan::action::refuse:
-        return "refuse";
-    case plan::action::hang:
-        return "hang";
-    }
-    return "?";
+namespace {
+
+// The overload set for a std::visit: one lambda per alternative, and no catch-all, so an
+// action without its case does not compile.
+template <class... F>
+struct overloaded : F... {
+    using F::operator()...;
+};
+template <class... F>
+overloaded(F...) -> overloaded<F...>;
+
+}  // namespace
+
+std::string_view action_name(const action& a) {
+    return std::visit(
+        overloaded{
+            [](const actions::pass&) -> std::string_view { return "pass"; },
+            [](const actions::phantom_before&) -> std::string_view { return "phantom_before"; },
+            [](const actions::phantom_after&) -> std::string_view { return "phantom_after"; },
+            [](const actions::gateway_error&) -> std::string_view { return "gateway_error"; },
+            [](const actions::function_exit&) -> std::string_view { return "function_exit"; },
+            [](const actions::handler_error&) -> std::string_view { return "handler_error"; },
+            [](const actions::throttle&) -> std::string_view { return "throttle"; },
+            [](const actions::reset&) -> std::string_view { return "reset"; },
+            [](const actions::slow_response&) -> std::string_view { return "slow_response"; },
+            [](const actions::refuse&) -> std::string_view { return "refuse"; },
+            [](const actions::hang&) -> std::string_view { return "hang"; },
+        },
+        a);
+}
+
+bool plan::injects() const noexcept {
+    return !std::holds_alternative<actions::pass>(act) || delay_ms > 0;
 }
 
 // --- readers shared with the kinds --------------------------------------------------------
@@ -738,36 +745,29 @@ std::string log_line(const request_facts& facts, const decision& d) {
     j["rule"] = d.rule;
     j["kind"] = d.kind;
     j["k"] = d.k;
-    j["action"] = std::string(to_string(d.p.act));
+    j["action"] = std::string(action_name(d.p.act));
     const plan& p = d.p;
-    switch (p.act) {
-    case plan::action::phantom_before:
-    case plan::action::phantom_after:
-        j["client"] = std::string(to_string(p.client));
-        break;
-    case plan::action::gateway_error:
-        j["status"] = p.status;
-        break;
-    case plan::action::function_exit:
-        j["kill_after_ms"] = round3(p.kill_after_ms);
-        break;
-    case plan::action::handler_error:
-        j["error_type"] = p.error_type;
-        break;
-    case plan::action::throttle:
-        j["reason"] = p.throttle_reason;
-        break;
-    case plan::action::slow_response:
-        j["bytes_per_s"] = p.bytes_per_s;
-        break;
-    case plan::action::hang:
-        j["close_after_ms"] = round3(p.close_after_ms);
-        break;
-    case plan::action::pass:
-    case plan::action::reset:
-    case plan::action::refuse:
-        break;
-    }
+    // Each action's detail, in the order the line has always had it.
+    std::visit(overloaded{
+                   [&](const actions::phantom_before& a) {
+                       j["client"] = std::string(to_string(a.client));
+                   },
+                   [&](const actions::phantom_after& a) {
+                       j["client"] = std::string(to_string(a.client));
+                   },
+                   [&](const actions::gateway_error& a) { j["status"] = a.status; },
+                   [&](const actions::function_exit& a) {
+                       j["kill_after_ms"] = round3(a.kill_after_ms);
+                   },
+                   [&](const actions::handler_error& a) { j["error_type"] = a.error_type; },
+                   [&](const actions::throttle& a) { j["reason"] = a.reason; },
+                   [&](const actions::slow_response& a) { j["bytes_per_s"] = a.bytes_per_s; },
+                   [&](const actions::hang& a) { j["close_after_ms"] = round3(a.close_after_ms); },
+                   [](const actions::pass&) {},
+                   [](const actions::reset&) {},
+                   [](const actions::refuse&) {},
+               },
+               p.act);
     if (p.delay_ms > 0) j["delay_ms"] = round3(p.delay_ms);
     if (d.overflow) j["overflow"] = true;
     // Routes come from config and requests; a stray byte must not turn a log line into an
@@ -898,9 +898,9 @@ decision decider::decide(const request_facts& facts, double now_ms) {
         } else {
             r.fault->apply(apply_context{rng_, key, k, facts.where}, d.p);
             ++counters_.by_kind[r.kind];
-            ++counters_.by_action[std::string(to_string(d.p.act))];
+            ++counters_.by_action[std::string(action_name(d.p.act))];
             ++counters_.by_rule[r.name];
-            ++counters_.by_kind_action[{r.kind, std::string(to_string(d.p.act))}];
+            ++counters_.by_kind_action[{r.kind, std::string(action_name(d.p.act))}];
             if (d.p.injects()) {
                 d.id = next_id_++;
                 active_.emplace(d.id, true);

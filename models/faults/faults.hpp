@@ -62,6 +62,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -102,43 +103,56 @@ enum class client_outcome {
 };
 std::string_view to_string(client_outcome c);
 
-// The plan for one request: a value the emulator executes. `delay_ms` (modeled, before
-// time_scale) is waited first, whatever the action.
-struct plan {
-    enum class action {
-        pass,             // invoke and answer normally
-        phantom_before,   // never invoke; the client sees `client`
-        phantom_after,    // invoke; the answer is dropped; the client sees `client`
-        gateway_error,    // answer `status` with AWS's body for the front; no invocation
-        function_exit,    // invoke, kill the execution environment `kill_after_ms` (modeled)
-                          // after delivery: Runtime.ExitError, as a crashing handler gives
-        handler_error,    // answer as a handler error {errorType, errorMessage}; no invocation
-        throttle,         // answer Lambda's throttle (Reason `throttle_reason`); no invocation
-        reset,            // reset the connection; no invocation (dependency: TCP RST to
-                          // the client, and the upstream connection closed)
-        slow_response,    // invoke; write the response at `bytes_per_s` (dependency: the
-                          // upstream's bytes reach the client at that rate)
-        refuse,           // dependency only: the client's connection is reset before the
-                          // upstream is ever reached (as a closed port); meaningful on connect
-        hang,             // dependency only: nothing is answered and the client's bytes are
-                          // dropped; after `close_after_ms` (modeled) the connection is closed
-                          // (FIN), or, when 0, held until the client leaves (Toxiproxy's
-                          // `timeout` toxic)
-    };
-    action act = action::pass;
-    double delay_ms = 0;
-    client_outcome client = client_outcome::timeout;
-    int status = 0;                 // gateway_error: 429, 500, 502, 503 or 504
-    std::string error_type;         // handler_error
-    std::string error_message;      // handler_error
-    std::string throttle_reason;    // throttle
-    double kill_after_ms = 0;       // function_exit
-    double bytes_per_s = 0;         // slow_response, > 0
-    double close_after_ms = 0;      // hang: 0 = hold until the client leaves
+// What the emulator does with one request: one alternative per action, each holding only what
+// that action needs, so a new action is a new alternative and every std::visit over it has to
+// say what it does.
+namespace actions {
+// Invoke and answer normally.
+struct pass {};
+// Never invoke; the client sees `client`.
+struct phantom_before { client_outcome client = client_outcome::timeout; };
+// Invoke; the answer is dropped; the client sees `client`.
+struct phantom_after  { client_outcome client = client_outcome::timeout; };
+// Answer `status` with AWS's body for the front; no invocation.
+struct gateway_error  { int status = 0; };                  // 429, 500, 502, 503, 504
+// Invoke, and kill the execution environment `kill_after_ms` (modeled) after delivery:
+// Runtime.ExitError, as a crashing handler gives.
+struct function_exit  { double kill_after_ms = 0; };        // modeled ms after delivery
+// Answer as a handler error {errorType, errorMessage}; no invocation.
+struct handler_error  { std::string error_type, error_message; };
+// Answer Lambda's throttle with Reason `reason`; no invocation.
+struct throttle       { std::string reason; };
+// Reset the connection; no invocation (dependency: TCP RST to the client, and the upstream
+// connection closed).
+struct reset {};
+// Invoke; write the response at `bytes_per_s` (dependency: the upstream's bytes reach the
+// client at that rate).
+struct slow_response  { double bytes_per_s = 0; };          // modeled rate, > 0
+// Dependency only: the client's connection is reset before the upstream is ever reached (as
+// a closed port); meaningful on connect.
+struct refuse {};                                           // dependency only
+// Dependency only: nothing is answered and the client's bytes are dropped; after
+// `close_after_ms` (modeled) the connection is closed (FIN), or, when 0, held until the
+// client leaves (Toxiproxy's `timeout` toxic).
+struct hang           { double close_after_ms = 0; };       // modeled; 0 = until the client leaves
+}  // namespace actions
+using action = std::variant<actions::pass, actions::phantom_before, actions::phantom_after,
+                            actions::gateway_error, actions::function_exit, actions::handler_error,
+                            actions::throttle, actions::reset, actions::slow_response,
+                            actions::refuse, actions::hang>;
 
-    bool injects() const noexcept { return act != action::pass || delay_ms > 0; }
+// The plan for one request: a value the emulator executes.
+struct plan {
+    action act;              // default: pass
+    double delay_ms = 0;     // modeled; waited first, whatever the action
+    bool injects() const noexcept;   // not pass, or delay_ms > 0
 };
-std::string_view to_string(plan::action a);
+// "pass", "phantom_before", "phantom_after", "gateway_error", "function_exit",
+// "handler_error", "throttle", "reset", "slow_response", "refuse", "hang": the alternative's
+// name, as the decision log, counters and metrics spell it.
+std::string_view action_name(const action& a);
+// Whether `p` acts as A: is<actions::function_exit>(d.p).
+template <class A> bool is(const plan& p) { return std::holds_alternative<A>(p.act); }
 
 // Everything a kind may use to fill a plan for one request.
 struct apply_context {
@@ -289,9 +303,9 @@ struct decision {
 
 struct fault_counters {
     std::map<std::string, std::uint64_t> by_kind;    // fired, by kind name
-    std::map<std::string, std::uint64_t> by_action;  // fired, by plan::action name
+    std::map<std::string, std::uint64_t> by_action;  // fired, by action_name
     std::map<std::string, std::uint64_t> by_rule;    // fired, by rule name
-    // fired, by (kind, plan::action name): a kind may act more than one way (phantom before
+    // fired, by (kind, action_name): a kind may act more than one way (phantom before
     // or after, error at the gateway or in the handler)
     std::map<std::pair<std::string, std::string>, std::uint64_t> by_kind_action;
     std::uint64_t overflow = 0;  // fired but suppressed by max_active_faults

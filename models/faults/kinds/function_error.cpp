@@ -21,8 +21,7 @@ public:
     explicit exit_config(double after_ms) : after_ms_(after_ms) {}
 
     void apply(const apply_context&, plan& p) const override {
-        p.act = plan::action::function_exit;
-        p.kill_after_ms = after_ms_;
+        p.act = actions::function_exit{after_ms_};
     }
 
     nlohmann::json to_json() const override {
@@ -43,9 +42,7 @@ public:
         : error_type_(std::move(error_type)), error_message_(std::move(error_message)) {}
 
     void apply(const apply_context&, plan& p) const override {
-        p.act = plan::action::handler_error;
-        p.error_type = error_type_;
-        p.error_message = error_message_;
+        p.act = actions::handler_error{error_type_, error_message_};
     }
 
     nlohmann::json to_json() const override {

@@ -22,8 +22,7 @@ public:
     explicit gateway_error_config(int status) : status_(status) {}
 
     void apply(const apply_context&, plan& p) const override {
-        p.act = plan::action::gateway_error;
-        p.status = status_;
+        p.act = actions::gateway_error{status_};
     }
 
     nlohmann::json to_json() const override {

@@ -18,8 +18,7 @@ public:
     explicit hang_config(double close_after_ms) : close_after_ms_(close_after_ms) {}
 
     void apply(const apply_context&, plan& p) const override {
-        p.act = plan::action::hang;
-        p.close_after_ms = close_after_ms_;
+        p.act = actions::hang{close_after_ms_};
     }
 
     nlohmann::json to_json() const override {

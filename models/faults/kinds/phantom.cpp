@@ -20,8 +20,10 @@ public:
         // Drawn even for "when": a share of 0 or 1 decides alone, and one code path keeps
         // the draw sequence the same whichever way a rule was written.
         const bool after = ctx.rng.uniform("fault-phantom", ctx.draw_key, ctx.k) < after_share_;
-        p.act = after ? plan::action::phantom_after : plan::action::phantom_before;
-        p.client = client_;
+        if (after)
+            p.act = actions::phantom_after{client_};
+        else
+            p.act = actions::phantom_before{client_};
     }
 
     nlohmann::json to_json() const override {

@@ -13,7 +13,7 @@ namespace {
 
 class refuse_config final : public fault_config {
 public:
-    void apply(const apply_context&, plan& p) const override { p.act = plan::action::refuse; }
+    void apply(const apply_context&, plan& p) const override { p.act = actions::refuse{}; }
     nlohmann::json to_json() const override { return {{"kind", "refuse"}}; }
     std::string describe() const override { return "refuse"; }
 };

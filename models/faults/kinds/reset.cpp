@@ -13,7 +13,7 @@ namespace {
 
 class reset_config final : public fault_config {
 public:
-    void apply(const apply_context&, plan& p) const override { p.act = plan::action::reset; }
+    void apply(const apply_context&, plan& p) const override { p.act = actions::reset{}; }
     nlohmann::json to_json() const override { return {{"kind", "reset"}}; }
     std::string describe() const override { return "reset"; }
 };

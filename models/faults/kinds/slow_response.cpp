@@ -16,8 +16,7 @@ public:
     explicit slow_response_config(double bytes_per_s) : bytes_per_s_(bytes_per_s) {}
 
     void apply(const apply_context&, plan& p) const override {
-        p.act = plan::action::slow_response;
-        p.bytes_per_s = bytes_per_s_;
+        p.act = actions::slow_response{bytes_per_s_};
     }
 
     nlohmann::json to_json() const override {

@@ -30,8 +30,7 @@ public:
     explicit throttle_config(std::string reason) : reason_(std::move(reason)) {}
 
     void apply(const apply_context&, plan& p) const override {
-        p.act = plan::action::throttle;
-        p.throttle_reason = reason_;
+        p.act = actions::throttle{reason_};
     }
 
     nlohmann::json to_json() const override { return {{"kind", "throttle"}, {"reason", reason_}}; }

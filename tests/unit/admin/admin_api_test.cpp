@@ -326,7 +326,7 @@ TEST_CASE("admin: counters report decisions, and reset zeroes them", "[unit]") {
     const auto& fc = counters["faults"];
     CHECK(fc["by_kind"]["gateway_error"] == 2);
     CHECK(fc["by_rule"]["fire"] == 2);
-    CHECK(fc["by_action"][std::string(faults::to_string(faults::plan::action::gateway_error))] ==
+    CHECK(fc["by_action"][std::string(faults::action_name(faults::actions::gateway_error{}))] ==
           2);
     CHECK(fc["decisions"] == 2);
     CHECK(fc["overflow"] == 0);

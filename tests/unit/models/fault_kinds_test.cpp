@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -59,6 +60,20 @@ std::string error_message(const json& fault) {
 }
 
 constexpr const char* draw_key = "r|POST /pay";
+
+// The action `p` holds, as A; fails the test when it holds another.
+template <class A>
+const A& as(const plan& p) {
+    const A* a = std::get_if<A>(&p.act);
+    REQUIRE(a != nullptr);
+    return *a;
+}
+
+// A phantom plan's client outcome; fails the test for any other action.
+client_outcome phantom_client(const plan& p) {
+    if (const auto* before = std::get_if<actions::phantom_before>(&p.act)) return before->client;
+    return as<actions::phantom_after>(p).client;
+}
 
 plan apply(const fault_config& config, std::uint64_t k = 0, std::uint64_t seed = 7) {
     random_source rng(seed);
@@ -133,9 +148,8 @@ TEST_CASE("phantom: defaults to half after, client sees timeout", "[unit]") {
     for (std::uint64_t k = 0; k < 400; ++k) {
         const plan p = apply(*config, k);
         const bool expect_after = rng.uniform("fault-phantom", draw_key, k) < 0.5;
-        CHECK(p.act == (expect_after ? plan::action::phantom_after
-                                     : plan::action::phantom_before));
-        CHECK(p.client == client_outcome::timeout);
+        CHECK((expect_after ? is<actions::phantom_after>(p) : is<actions::phantom_before>(p)));
+        CHECK(phantom_client(p) == client_outcome::timeout);
         CHECK(p.delay_ms == 0);
         after += expect_after;
     }
@@ -151,10 +165,10 @@ TEST_CASE("phantom: when, after_share and client_sees", "[unit]") {
     auto after = parse({{"kind", "phantom"}, {"when", "after"}, {"client_sees", "hang"}});
     CHECK(after->describe() == "phantom (after, client sees hang)");
     for (std::uint64_t k = 0; k < 50; ++k) {
-        CHECK(apply(*before, k).act == plan::action::phantom_before);
-        CHECK(apply(*before, k).client == client_outcome::reset);
-        CHECK(apply(*after, k).act == plan::action::phantom_after);
-        CHECK(apply(*after, k).client == client_outcome::hang);
+        CHECK(is<actions::phantom_before>(apply(*before, k)));
+        CHECK(phantom_client(apply(*before, k)) == client_outcome::reset);
+        CHECK(is<actions::phantom_after>(apply(*after, k)));
+        CHECK(phantom_client(apply(*after, k)) == client_outcome::hang);
     }
     // A share of exactly 0 or 1 is listed as "when".
     CHECK(parse({{"kind", "phantom"}, {"after_share", 1}})->to_json().at("when") == "after");
@@ -185,7 +199,7 @@ TEST_CASE("delay: a distribution, a duration or a number of ms; never negative",
     CHECK(fixed->to_json() == json{{"kind", "delay"}, {"duration", "fixed(300ms)"}});
     CHECK(fixed->describe() == "delay fixed(300ms)");
     const plan p = apply(*fixed);
-    CHECK(p.act == plan::action::pass);
+    CHECK(is<actions::pass>(p));
     CHECK(p.delay_ms == 300);
     CHECK(p.injects());
 
@@ -203,7 +217,7 @@ TEST_CASE("delay: a distribution, a duration or a number of ms; never negative",
     for (std::uint64_t k = 0; k < 100; ++k) {
         const double expected = d.sample(rng, "fault-delay", draw_key, k);
         const plan q = apply(*normal, k);
-        CHECK(q.act == plan::action::pass);
+        CHECK(is<actions::pass>(q));
         CHECK(q.delay_ms == (expected > 0 ? expected : 0));
         clamped |= expected < 0;
     }
@@ -234,8 +248,8 @@ TEST_CASE("gateway_error: one of API Gateway's own statuses, required", "[unit]"
         auto config = parse({{"kind", "gateway_error"}, {"status", status}});
         CHECK(config->describe() == "gateway_error " + std::to_string(status));
         const plan p = apply(*config);
-        CHECK(p.act == plan::action::gateway_error);
-        CHECK(p.status == status);
+        CHECK(is<actions::gateway_error>(p));
+        CHECK(as<actions::gateway_error>(p).status == status);
         check_round_trip({{"kind", "gateway_error"}, {"status", status}});
     }
     CHECK(parse({{"kind", "gateway_error"}, {"status", 503.0}})->to_json() ==
@@ -255,13 +269,14 @@ TEST_CASE("function_error: exit by default, after 0 ms", "[unit]") {
     CHECK(config->to_json() == json{{"kind", "function_error"}, {"mode", "exit"}, {"after", 0}});
     CHECK(config->describe() == "function_error exit after 0ms");
     plan p = apply(*config);
-    CHECK(p.act == plan::action::function_exit);
-    CHECK(p.kill_after_ms == 0);
+    CHECK(is<actions::function_exit>(p));
+    CHECK(as<actions::function_exit>(p).kill_after_ms == 0);
 
     auto later = parse({{"kind", "function_error"}, {"mode", "exit"}, {"after", "50ms"}});
     CHECK(later->describe() == "function_error exit after 50ms");
-    CHECK(apply(*later).kill_after_ms == 50);
-    CHECK(apply(*parse({{"kind", "function_error"}, {"after", 1500}})).kill_after_ms == 1500);
+    CHECK(as<actions::function_exit>(apply(*later)).kill_after_ms == 50);
+    CHECK(as<actions::function_exit>(apply(*parse({{"kind", "function_error"}, {"after", 1500}})))
+              .kill_after_ms == 1500);
 
     check_round_trip({{"kind", "function_error"}});
     check_round_trip({{"kind", "function_error"}, {"after", "2s"}});
@@ -274,9 +289,9 @@ TEST_CASE("function_error: handler mode answers the handler's error", "[unit]") 
                                     {"error_type", "Error"},
                                     {"error_message", "coldbrew injected a function error"}});
     plan p = apply(*config);
-    CHECK(p.act == plan::action::handler_error);
-    CHECK(p.error_type == "Error");
-    CHECK(p.error_message == "coldbrew injected a function error");
+    CHECK(is<actions::handler_error>(p));
+    CHECK(as<actions::handler_error>(p).error_type == "Error");
+    CHECK(as<actions::handler_error>(p).error_message == "coldbrew injected a function error");
 
     auto custom = parse({{"kind", "function_error"},
                          {"mode", "handler"},
@@ -284,8 +299,8 @@ TEST_CASE("function_error: handler mode answers the handler's error", "[unit]") 
                          {"error_message", ""}});
     CHECK(custom->describe() == "function_error handler (TypeError: )");
     p = apply(*custom);
-    CHECK(p.error_type == "TypeError");
-    CHECK(p.error_message.empty());
+    CHECK(as<actions::handler_error>(p).error_type == "TypeError");
+    CHECK(as<actions::handler_error>(p).error_message.empty());
 
     check_round_trip({{"kind", "function_error"}, {"mode", "handler"}});
     check_round_trip({{"kind", "function_error"},
@@ -322,14 +337,15 @@ TEST_CASE("throttle: Lambda's throttle reasons", "[unit]") {
           json{{"kind", "throttle"}, {"reason", "ConcurrentInvocationLimitExceeded"}});
     CHECK(config->describe() == "throttle (ConcurrentInvocationLimitExceeded)");
     plan p = apply(*config);
-    CHECK(p.act == plan::action::throttle);
-    CHECK(p.throttle_reason == "ConcurrentInvocationLimitExceeded");
+    CHECK(is<actions::throttle>(p));
+    CHECK(as<actions::throttle>(p).reason == "ConcurrentInvocationLimitExceeded");
 
     for (const char* reason :
          {"ConcurrentInvocationLimitExceeded", "FunctionInvocationRateLimitExceeded",
           "ReservedFunctionConcurrentInvocationLimitExceeded",
           "ReservedFunctionInvocationRateLimitExceeded", "CallerRateLimitExceeded"}) {
-        CHECK(apply(*parse({{"kind", "throttle"}, {"reason", reason}})).throttle_reason == reason);
+        CHECK(as<actions::throttle>(apply(*parse({{"kind", "throttle"}, {"reason", reason}})))
+                  .reason == reason);
         check_round_trip({{"kind", "throttle"}, {"reason", reason}});
     }
     CHECK(error_path({{"kind", "throttle"}, {"reason", "TooManyRequests"}}) == "fault.reason");
@@ -340,7 +356,7 @@ TEST_CASE("reset: no options", "[unit]") {
     auto config = parse({{"kind", "reset"}});
     CHECK(config->to_json() == json{{"kind", "reset"}});
     CHECK(config->describe() == "reset");
-    CHECK(apply(*config).act == plan::action::reset);
+    CHECK(is<actions::reset>(apply(*config)));
     check_round_trip({{"kind", "reset"}});
     CHECK(error_path({{"kind", "reset"}, {"client_sees", "timeout"}}) == "fault.client_sees");
 }
@@ -350,8 +366,8 @@ TEST_CASE("slow_response: a positive, finite rate in bytes per second", "[unit]"
     CHECK(config->to_json() == json{{"kind", "slow_response"}, {"bytes_per_s", 1024}});
     CHECK(config->describe() == "slow_response 1024 B/s");
     plan p = apply(*config);
-    CHECK(p.act == plan::action::slow_response);
-    CHECK(p.bytes_per_s == 1024);
+    CHECK(is<actions::slow_response>(p));
+    CHECK(as<actions::slow_response>(p).bytes_per_s == 1024);
     check_round_trip({{"kind", "slow_response"}, {"bytes_per_s", 0.5}});
 
     CHECK(error_path({{"kind", "slow_response"}}) == "fault.bytes_per_s");
@@ -404,7 +420,7 @@ TEST_CASE("refuse: no options", "[unit]") {
     CHECK(config->to_json() == json{{"kind", "refuse"}});
     CHECK(config->describe() == "refuse");
     const plan p = apply(*config);
-    CHECK(p.act == plan::action::refuse);
+    CHECK(is<actions::refuse>(p));
     CHECK(p.injects());
     check_round_trip({{"kind", "refuse"}});
     CHECK(error_path({{"kind", "refuse"}, {"close_after", "1s"}}) == "fault.close_after");
@@ -415,8 +431,8 @@ TEST_CASE("hang: held until the client leaves, or closed after a duration", "[un
     CHECK(forever->to_json() == json{{"kind", "hang"}});
     CHECK(forever->describe() == "hang until the client leaves");
     plan p = apply(*forever);
-    CHECK(p.act == plan::action::hang);
-    CHECK(p.close_after_ms == 0);
+    CHECK(is<actions::hang>(p));
+    CHECK(as<actions::hang>(p).close_after_ms == 0);
     CHECK(p.injects());
     check_round_trip({{"kind", "hang"}});
 
@@ -424,8 +440,8 @@ TEST_CASE("hang: held until the client leaves, or closed after a duration", "[un
     CHECK(closing->to_json() == json{{"kind", "hang"}, {"close_after", 30000}});
     CHECK(closing->describe() == "hang, close after 30s");
     p = apply(*closing);
-    CHECK(p.act == plan::action::hang);
-    CHECK(p.close_after_ms == 30000);
+    CHECK(is<actions::hang>(p));
+    CHECK(as<actions::hang>(p).close_after_ms == 30000);
     check_round_trip({{"kind", "hang"}, {"close_after", "1.5s"}});
     CHECK(parse({{"kind", "hang"}, {"close_after", 250}})->to_json() ==
           json{{"kind", "hang"}, {"close_after", 250}});

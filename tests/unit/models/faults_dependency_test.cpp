@@ -5,6 +5,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -278,7 +279,7 @@ TEST_CASE("decide: a rule for any front skips the fronts its kind does not apply
     for (int i = 0; i < 3; ++i) {
         const decision g = d.decide(gateway_request(), 0);
         CHECK(g.rule == "lose");
-        CHECK(g.p.act == plan::action::phantom_before);
+        CHECK(is<actions::phantom_before>(g.p));
         d.finished(g.id);
         const decision v = d.decide(invoke_request(), 0);
         CHECK(v.rule == "lose");
@@ -292,7 +293,7 @@ TEST_CASE("decide: a rule for any front skips the fronts its kind does not apply
     const decision second = d.decide(connect_to("redis").facts(), 0);
     CHECK(second.rule == "refuse-every-2nd");
     CHECK(second.k == 1);
-    CHECK(second.p.act == plan::action::refuse);
+    CHECK(is<actions::refuse>(second.p));
     // A request turn: refuse is for connections only; phantom does not apply.
     CHECK_FALSE(fires(d, request_on("redis")));
     CHECK_FALSE(fires(d, request_on("redis")));
@@ -420,7 +421,7 @@ TEST_CASE("decide: dependency decision lines name the dependency and the phase",
           R"("on":"request","rule":"stall","kind":"hang","k":0,"action":"hang",)"
           R"("close_after_ms":30000.0})");
     const decision refused = d.decide(connect_to("db").facts(), 0);
-    CHECK(refused.p.act == plan::action::refuse);
+    CHECK(is<actions::refuse>(refused.p));
     CHECK(refused.log_line ==
           R"({"event":"fault","front":"dependency","route":"db connect","dependency":"db",)"
           R"("on":"connect","rule":"closed","kind":"refuse","k":0,"action":"refuse"})");
@@ -428,8 +429,8 @@ TEST_CASE("decide: dependency decision lines name the dependency and the phase",
           R"({"event":"fault","front":"dependency","route":"s3 connect","dependency":"s3",)"
           R"("on":"connect","rule":"wait","kind":"delay","k":0,"action":"pass","delay_ms":1.5})");
     const decision held = d.decide(connect_to("queue").facts(), 0);
-    CHECK(held.p.act == plan::action::hang);
-    CHECK(held.p.close_after_ms == 0);
+    REQUIRE(is<actions::hang>(held.p));
+    CHECK(std::get<actions::hang>(held.p.act).close_after_ms == 0);
     CHECK(held.log_line.find(R"("action":"hang","close_after_ms":0.0})") != std::string::npos);
     CHECK(d.counters().by_action.at("hang") == 2);
     CHECK(d.counters().by_action.at("refuse") == 1);
@@ -456,7 +457,7 @@ TEST_CASE("availability_rule: a dependency fails 1 - SLA of the time", "[unit]")
         const decision dec = d.decide(request_on("redis").facts(), 0);
         if (dec.rule.empty()) continue;
         ++fired;
-        CHECK(dec.p.act == plan::action::reset);
+        CHECK(is<actions::reset>(dec.p));
         d.finished(dec.id);
     }
     // 5,000 expected; the standard deviation is sqrt(n p (1 - p)) ≈ 69, so ±300 is over 4σ.

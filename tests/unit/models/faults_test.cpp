@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -137,17 +138,17 @@ TEST_CASE("to_string names fronts, client outcomes and actions", "[unit]") {
     CHECK(to_string(client_outcome::timeout) == "timeout");
     CHECK(to_string(client_outcome::hang) == "hang");
     CHECK(to_string(client_outcome::reset) == "reset");
-    CHECK(to_string(plan::action::pass) == "pass");
-    CHECK(to_string(plan::action::phantom_before) == "phantom_before");
-    CHECK(to_string(plan::action::phantom_after) == "phantom_after");
-    CHECK(to_string(plan::action::gateway_error) == "gateway_error");
-    CHECK(to_string(plan::action::function_exit) == "function_exit");
-    CHECK(to_string(plan::action::handler_error) == "handler_error");
-    CHECK(to_string(plan::action::throttle) == "throttle");
-    CHECK(to_string(plan::action::reset) == "reset");
-    CHECK(to_string(plan::action::slow_response) == "slow_response");
-    CHECK(to_string(plan::action::refuse) == "refuse");
-    CHECK(to_string(plan::action::hang) == "hang");
+    CHECK(action_name(actions::pass{}) == "pass");
+    CHECK(action_name(actions::phantom_before{}) == "phantom_before");
+    CHECK(action_name(actions::phantom_after{}) == "phantom_after");
+    CHECK(action_name(actions::gateway_error{}) == "gateway_error");
+    CHECK(action_name(actions::function_exit{}) == "function_exit");
+    CHECK(action_name(actions::handler_error{}) == "handler_error");
+    CHECK(action_name(actions::throttle{}) == "throttle");
+    CHECK(action_name(actions::reset{}) == "reset");
+    CHECK(action_name(actions::slow_response{}) == "slow_response");
+    CHECK(action_name(actions::refuse{}) == "refuse");
+    CHECK(action_name(actions::hang{}) == "hang");
 }
 
 TEST_CASE("parse_rule: only a fault is required; defaults match everything", "[unit]") {
@@ -602,7 +603,7 @@ TEST_CASE("decide: the probability draw is ('fault', '<rule>|<route>', k) of the
         std::string out;
         for (int i = 0; i < 64; ++i) {
             const decision dec = x.decide(request{}.facts(), 0);
-            out += dec.rule.empty() ? '-' : dec.p.act == plan::action::phantom_after ? 'A' : 'B';
+            out += dec.rule.empty() ? '-' : is<actions::phantom_after>(dec.p) ? 'A' : 'B';
         }
         return out;
     };
@@ -626,7 +627,7 @@ TEST_CASE("decide: the first rule that fires wins; later rules are not counted",
     CHECK(third.rule == "b");
     CHECK(third.kind == "throttle");
     CHECK(third.k == 1);
-    CHECK(third.p.act == plan::action::throttle);
+    CHECK(is<actions::throttle>(third.p));
 }
 
 // --- cap, counters, decision lines ----------------------------------------------------------
@@ -638,13 +639,13 @@ TEST_CASE("decide: max active faults; over the cap the request passes", "[unit]"
     CHECK(d.max_active() == 1u);
 
     const decision one = d.decide(request{}.facts(), 0);
-    CHECK(one.p.act == plan::action::phantom_after);
+    CHECK(is<actions::phantom_after>(one.p));
     CHECK(one.id != 0);
     CHECK(d.counters().active == 1);
 
     const decision two = d.decide(request{}.facts(), 0);
     CHECK(two.overflow);
-    CHECK(two.p.act == plan::action::pass);
+    CHECK(is<actions::pass>(two.p));
     CHECK_FALSE(two.p.injects());
     CHECK(two.rule == "lose");
     CHECK(two.k == 1);
@@ -740,7 +741,7 @@ TEST_CASE("decide: decision lines have a stable shape and no time", "[unit]") {
     CHECK(none.rule.empty());
     CHECK(none.kind.empty());
     CHECK(none.log_line.empty());
-    CHECK(none.p.act == plan::action::pass);
+    CHECK(is<actions::pass>(none.p));
     CHECK(none.id == 0);
     (void)d.decide(request{}.facts(), 0);
     const decision third = d.decide(request{}.facts(), 0);
@@ -755,6 +756,29 @@ TEST_CASE("decide: decision lines have a stable shape and no time", "[unit]") {
     (void)again.decide(request{}.facts(), 0);
     (void)again.decide(request{}.facts(), 0);
     CHECK(again.decide(request{}.facts(), 0).log_line == third.log_line);
+}
+
+TEST_CASE("decide: each action's detail in the decision line", "[unit]") {
+    // The line as it is logged for a rule named "r" with `fault`, on one gateway request.
+    const auto line = [](const char* fault) {
+        decider d(builtins(), 3);
+        d.set_rules({parse(json{{"name", "r"}, {"fault", json::parse(fault)}})}, 0);
+        return d.decide(request{}.facts(), 0).log_line;
+    };
+    const std::string head =
+        R"({"event":"fault","front":"gateway","route":"POST /pay","method":"POST","rule":"r",)";
+    CHECK(line(R"({"kind": "phantom", "when": "before", "client_sees": "reset"})") ==
+          head + R"("kind":"phantom","k":0,"action":"phantom_before","client":"reset"})");
+    CHECK(line(R"({"kind": "function_error", "after": "12.34567ms"})") ==
+          head + R"("kind":"function_error","k":0,"action":"function_exit",)" +
+              R"("kill_after_ms":12.346})");
+    CHECK(line(R"({"kind": "function_error", "mode": "handler", "error_type": "TypeError",
+                   "error_message": "not in the line"})") ==
+          head + R"("kind":"function_error","k":0,"action":"handler_error",)" +
+              R"("error_type":"TypeError"})");
+    CHECK(line(R"({"kind": "slow_response", "bytes_per_s": 1234.5})") ==
+          head + R"("kind":"slow_response","k":0,"action":"slow_response","bytes_per_s":1234.5})");
+    CHECK(line(R"({"kind": "reset"})") == head + R"("kind":"reset","k":0,"action":"reset"})");
 }
 
 // --- the rule set -------------------------------------------------------------------------
@@ -902,8 +926,11 @@ TEST_CASE("sla_rule: a phantom on every request of a front, 1 - SLA of the time"
         const decision dec = d.decide(invoke.facts(), 0);
         if (dec.rule.empty()) continue;
         ++fired;
-        after += dec.p.act == plan::action::phantom_after;
-        CHECK(dec.p.client == client_outcome::reset);
+        const auto* lost_after = std::get_if<actions::phantom_after>(&dec.p.act);
+        const auto* lost_before = std::get_if<actions::phantom_before>(&dec.p.act);
+        after += lost_after != nullptr;
+        REQUIRE((lost_after || lost_before));
+        CHECK((lost_after ? lost_after->client : lost_before->client) == client_outcome::reset);
         d.finished(dec.id);
     }
     CHECK(fired > 850);
