@@ -748,26 +748,25 @@ std::string log_line(const request_facts& facts, const decision& d) {
     j["action"] = std::string(action_name(d.p.act));
     const plan& p = d.p;
     // Each action's detail, in the order the line has always had it.
-    std::visit(overloaded{
-                   [&](const actions::phantom_before& a) {
-                       j["client"] = std::string(to_string(a.client));
-                   },
-                   [&](const actions::phantom_after& a) {
-                       j["client"] = std::string(to_string(a.client));
-                   },
-                   [&](const actions::gateway_error& a) { j["status"] = a.status; },
-                   [&](const actions::function_exit& a) {
-                       j["kill_after_ms"] = round3(a.kill_after_ms);
-                   },
-                   [&](const actions::handler_error& a) { j["error_type"] = a.error_type; },
-                   [&](const actions::throttle& a) { j["reason"] = a.reason; },
-                   [&](const actions::slow_response& a) { j["bytes_per_s"] = a.bytes_per_s; },
-                   [&](const actions::hang& a) { j["close_after_ms"] = round3(a.close_after_ms); },
-                   [](const actions::pass&) {},
-                   [](const actions::reset&) {},
-                   [](const actions::refuse&) {},
-               },
-               p.act);
+    std::visit(
+        overloaded{
+            [&](const actions::phantom_before& a) {
+                j["client"] = std::string(to_string(a.client));
+            },
+            [&](const actions::phantom_after& a) {
+                j["client"] = std::string(to_string(a.client));
+            },
+            [&](const actions::gateway_error& a) { j["status"] = a.status; },
+            [&](const actions::function_exit& a) { j["kill_after_ms"] = round3(a.kill_after_ms); },
+            [&](const actions::handler_error& a) { j["error_type"] = a.error_type; },
+            [&](const actions::throttle& a) { j["reason"] = a.reason; },
+            [&](const actions::slow_response& a) { j["bytes_per_s"] = a.bytes_per_s; },
+            [&](const actions::hang& a) { j["close_after_ms"] = round3(a.close_after_ms); },
+            [](const actions::pass&) {},
+            [](const actions::reset&) {},
+            [](const actions::refuse&) {},
+        },
+        p.act);
     if (p.delay_ms > 0) j["delay_ms"] = round3(p.delay_ms);
     if (d.overflow) j["overflow"] = true;
     // Routes come from config and requests; a stray byte must not turn a log line into an
