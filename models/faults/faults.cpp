@@ -726,6 +726,21 @@ bool headers_match(const rule& r, const request_facts& facts) {
     return true;
 }
 
+// Whether `m` counts at least one for `key`.
+template <class Map, class Key>
+bool held(const Map& m, const Key& key) {
+    auto it = m.find(key);
+    return it != m.end() && it->second > 0;
+}
+
+// One less; an entry at 0 is erased, as if that fault had never fired.
+template <class Map, class Key>
+void take_back(Map& m, const Key& key) {
+    auto it = m.find(key);
+    if (it == m.end() || it->second == 0) return;
+    if (--it->second == 0) m.erase(it);
+}
+
 double round3(double v) {
     return std::round(v * 1000) / 1000;
 }
@@ -835,11 +850,15 @@ void decider::reset() {
     counters_ = fault_counters{};
     counters_.active = active_.size();
     seen_.clear();
+    // Faults decided before now are no longer in any count: missed() must not take them back.
+    first_id_since_reset_ = next_id_;
+    missed_ids_.clear();
 }
 
 decision decider::decide(const request_facts& facts, double now_ms) {
     ++counters_.decisions;
     decision d;
+    d.where = facts.where;
     // The first rule that fires wins and the rules after it are not looked at, so their k
     // does not advance for this request: a rule's count is of the requests that reached it.
     for (std::size_t i = 0; i < rules_.size(); ++i) {
@@ -900,6 +919,7 @@ decision decider::decide(const request_facts& facts, double now_ms) {
             ++counters_.by_action[std::string(action_name(d.p.act))];
             ++counters_.by_rule[r.name];
             ++counters_.by_kind_action[{r.kind, std::string(action_name(d.p.act))}];
+            ++counters_.by_front[std::string(to_string(facts.where))];
             if (d.p.injects()) {
                 d.id = next_id_++;
                 active_.emplace(d.id, true);
@@ -915,6 +935,27 @@ decision decider::decide(const request_facts& facts, double now_ms) {
 void decider::finished(std::uint64_t id) {
     active_.erase(id);
     counters_.active = active_.size();
+}
+
+void decider::missed(const decision& d) {
+    finished(d.id);
+    if (d.rule.empty() || d.overflow) return;
+    if (d.id != 0 && (d.id < first_id_since_reset_ || !missed_ids_.insert(d.id).second)) return;
+    const std::string act(action_name(d.p.act));
+    const std::pair<std::string, std::string> kind_act{d.kind, act};
+    const std::string where(to_string(d.where));
+    fault_counters& c = counters_;
+    // All or nothing, so the maps keep summing to the same total.
+    if (!(held(c.by_kind, d.kind) && held(c.by_action, act) && held(c.by_rule, d.rule) &&
+          held(c.by_kind_action, kind_act) && held(c.by_front, where)))
+        return;
+    take_back(c.by_kind, d.kind);
+    take_back(c.by_action, act);
+    take_back(c.by_rule, d.rule);
+    take_back(c.by_kind_action, kind_act);
+    take_back(c.by_front, where);
+    ++c.missed;
+    ++c.missed_by_kind[d.kind];
 }
 
 }  // namespace coldbrew::models::faults

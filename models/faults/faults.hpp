@@ -58,6 +58,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -285,6 +286,7 @@ struct request_facts {
 
 struct decision {
     plan p;                    // pass when nothing fired
+    front where = front::gateway;  // the request's front, whether or not a rule fired
     std::string rule;          // the rule that fired; "" when none
     std::string kind;          // its kind
     std::uint64_t k = 0;       // that rule's index for this request
@@ -301,6 +303,9 @@ struct decision {
     std::string log_line;
 };
 
+// "Fired" counts are of faults injected and not taken back by decider::missed; entries that
+// drop to 0 are erased, so every map lists only what happened and all of them sum to the same
+// total.
 struct fault_counters {
     std::map<std::string, std::uint64_t> by_kind;    // fired, by kind name
     std::map<std::string, std::uint64_t> by_action;  // fired, by action_name
@@ -308,6 +313,11 @@ struct fault_counters {
     // fired, by (kind, action_name): a kind may act more than one way (phantom before
     // or after, error at the gateway or in the handler)
     std::map<std::pair<std::string, std::string>, std::uint64_t> by_kind_action;
+    // fired, by front name ("gateway", "invoke", "dependency"): the gateway and invoke parts
+    // are what a front's injected_fault request outcomes can be checked against
+    std::map<std::string, std::uint64_t> by_front;
+    std::uint64_t missed = 0;  // fired, then taken back by decider::missed
+    std::map<std::string, std::uint64_t> missed_by_kind;  // the same, by kind name
     std::uint64_t overflow = 0;  // fired but suppressed by max_active_faults
     std::uint64_t decisions = 0; // requests decided
     std::size_t active = 0;      // faults in effect now
@@ -349,6 +359,16 @@ public:
     decision decide(const request_facts& facts, double now_ms);
     // The fault of `id` is over (answered, reset, or its client went away). Idempotent.
     void finished(std::uint64_t id);
+    // The fault of `d` did not happen (a function_error exit whose handler answered before
+    // the kill: the client got the handler's answer). Its by_kind, by_action, by_rule,
+    // by_kind_action and by_front counts are taken back, it is counted in missed and
+    // missed_by_kind, and it is finished(d.id). A decision where no rule fired, or an
+    // overflow, was never counted: it is only finished. A decision with an id is taken back
+    // once (later calls only finish it), and not at all when it was decided before the last
+    // reset() (whose zeroing took it back already). A decision without an id (a fired plan
+    // that injects nothing, as a 0 ms delay) cannot be told apart: each call takes one back,
+    // as long as every one of its counts is above 0.
+    void missed(const decision& d);
 
     const fault_counters& counters() const noexcept { return counters_; }
 
@@ -361,6 +381,8 @@ private:
     std::optional<std::size_t> max_active_;
     std::map<std::uint64_t, bool> active_;
     std::uint64_t next_id_ = 1;
+    std::uint64_t first_id_since_reset_ = 1;  // ids below it were decided before reset()
+    std::set<std::uint64_t> missed_ids_;      // taken back since reset(), for idempotence
     std::uint64_t rules_ever_ = 0;
     fault_counters counters_;
 };

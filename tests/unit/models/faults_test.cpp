@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -703,8 +704,179 @@ TEST_CASE("decide: counters by kind, action and rule", "[unit]") {
     CHECK(c.by_kind == std::map<std::string, std::uint64_t>{{"gateway_error", 6}, {"phantom", 2}});
     CHECK(c.by_action ==
           std::map<std::string, std::uint64_t>{{"gateway_error", 6}, {"phantom_before", 2}});
+    CHECK(c.by_front == std::map<std::string, std::uint64_t>{{"gateway", 8}});
     CHECK(c.overflow == 0);
     CHECK(c.active == 0);
+}
+
+// The total of a counter map.
+template <class Map>
+std::uint64_t total(const Map& m) {
+    std::uint64_t n = 0;
+    for (const auto& [key, count] : m) n += count;
+    return n;
+}
+
+// Every fired-fault map counts the same faults.
+void check_sums_agree(const fault_counters& c, std::uint64_t expected) {
+    CHECK(total(c.by_kind) == expected);
+    CHECK(total(c.by_rule) == expected);
+    CHECK(total(c.by_action) == expected);
+    CHECK(total(c.by_kind_action) == expected);
+    CHECK(total(c.by_front) == expected);
+}
+
+// Three fronts' worth of faults: "crash" kills the gateway's and invoke's every 2nd request
+// (each route counted apart), "lost" loses the invoke requests "crash" passes on, "down"
+// resets every redis connection.
+struct missed_fixture {
+    decider d = with_rules({R"({"name": "crash", "every_nth": 2,
+                                "fault": {"kind": "function_error"}})",
+                            R"({"name": "lost", "front": "invoke",
+                                "fault": {"kind": "phantom", "when": "before"}})",
+                            R"({"name": "down", "dependency": "redis",
+                                "fault": {"kind": "reset"}})"});
+    std::vector<decision> crashes;
+
+    missed_fixture() {
+        request invoke;
+        invoke.where = front::invoke;
+        invoke.route = "Invoke Payments";
+        request_facts redis;
+        redis.where = front::dependency;
+        redis.route = "redis connect";
+        redis.dependency = "redis";
+        for (int i = 0; i < 6; ++i) keep(d.decide(request{}.facts(), 0));
+        for (int i = 0; i < 4; ++i) keep(d.decide(invoke.facts(), 0));
+        for (int i = 0; i < 2; ++i) keep(d.decide(redis, 0));
+    }
+
+    void keep(const decision& dec) {
+        if (dec.rule == "crash")
+            crashes.push_back(dec);
+        else
+            d.finished(dec.id);
+    }
+};
+
+TEST_CASE("missed: a fault that did not happen leaves every count it was in", "[unit]") {
+    missed_fixture f;
+    decider& d = f.d;
+    const fault_counters& c = d.counters();
+    REQUIRE(f.crashes.size() == 5);  // 3 on the gateway, 2 on invoke
+    CHECK(f.crashes[0].where == front::gateway);
+    CHECK(f.crashes[3].where == front::invoke);
+    CHECK(is<actions::function_exit>(f.crashes[0].p));
+    check_sums_agree(c, 9);
+    CHECK(c.by_front ==
+          std::map<std::string, std::uint64_t>{{"dependency", 2}, {"gateway", 3}, {"invoke", 4}});
+    CHECK(c.missed == 0);
+    CHECK(c.missed_by_kind.empty());
+    CHECK(c.active == 5);
+
+    // One on each request front: the handler answered before the kill.
+    d.missed(f.crashes[0]);
+    d.missed(f.crashes[3]);
+    check_sums_agree(c, 7);
+    CHECK(c.by_kind == std::map<std::string, std::uint64_t>{
+                           {"function_error", 3}, {"phantom", 2}, {"reset", 2}});
+    CHECK(c.by_rule.at("crash") == 3);
+    CHECK(c.by_action.at("function_exit") == 3);
+    CHECK(c.by_kind_action.at({"function_error", "function_exit"}) == 3);
+    CHECK(c.by_front ==
+          std::map<std::string, std::uint64_t>{{"dependency", 2}, {"gateway", 2}, {"invoke", 3}});
+    CHECK(c.missed == 2);
+    CHECK(c.missed_by_kind == std::map<std::string, std::uint64_t>{{"function_error", 2}});
+    CHECK(c.active == 3);  // missed finishes them
+    CHECK(c.decisions == 12);  // they were still decided
+
+    // A decision is taken back once.
+    d.missed(f.crashes[0]);
+    check_sums_agree(c, 7);
+    CHECK(c.missed == 2);
+
+    // Entries that drop to 0 leave the maps, as if the fault had never fired.
+    for (const decision* dec : {&f.crashes[1], &f.crashes[2], &f.crashes[4]}) d.missed(*dec);
+    check_sums_agree(c, 4);
+    CHECK(c.by_kind == std::map<std::string, std::uint64_t>{{"phantom", 2}, {"reset", 2}});
+    CHECK(c.by_rule.count("crash") == 0);
+    CHECK(c.by_action.count("function_exit") == 0);
+    CHECK(c.by_kind_action.count({"function_error", "function_exit"}) == 0);
+    CHECK(c.by_front == std::map<std::string, std::uint64_t>{{"dependency", 2}, {"invoke", 2}});
+    CHECK(c.missed == 5);
+    CHECK(c.missed_by_kind == std::map<std::string, std::uint64_t>{{"function_error", 5}});
+    CHECK(c.active == 0);
+}
+
+TEST_CASE("missed: no rule fired, or an overflow, was never counted: only finished", "[unit]") {
+    auto d = with_rules(
+        {R"({"name": "crash", "path": "/pay", "fault": {"kind": "function_error"}})"});
+    request other;
+    other.path = "/other";
+    const decision none = d.decide(other.facts(), 0);
+    REQUIRE(none.rule.empty());
+    const decision fired = d.decide(request{}.facts(), 0);
+    d.set_max_active(1);
+    const decision over = d.decide(request{}.facts(), 0);
+    REQUIRE(over.overflow);
+    d.missed(none);
+    d.missed(over);
+    check_sums_agree(d.counters(), 1);
+    CHECK(d.counters().missed == 0);
+    CHECK(d.counters().overflow == 1);
+    CHECK(d.counters().active == 1);
+    d.missed(fired);
+    check_sums_agree(d.counters(), 0);
+    CHECK(d.counters().missed == 1);
+    CHECK(d.counters().active == 0);
+}
+
+TEST_CASE("missed: a plan without an id is taken back each call while its counts last",
+          "[unit]") {
+    auto d = with_rules({R"({"name": "nothing", "fault": {"kind": "delay", "duration": 0}})"});
+    const decision zero = d.decide(request{}.facts(), 0);
+    REQUIRE(zero.id == 0);
+    (void)d.decide(request{}.facts(), 0);
+    check_sums_agree(d.counters(), 2);
+    d.missed(zero);
+    d.missed(zero);
+    d.missed(zero);  // nothing left to take back
+    check_sums_agree(d.counters(), 0);
+    CHECK(d.counters().missed == 2);
+    CHECK(d.counters().missed_by_kind == std::map<std::string, std::uint64_t>{{"delay", 2}});
+}
+
+TEST_CASE("missed: reset zeroes the new counters; a fault decided before it is only finished",
+          "[unit]") {
+    missed_fixture f;
+    decider& d = f.d;
+    d.missed(f.crashes[0]);
+    REQUIRE(d.counters().missed == 1);
+
+    d.reset();
+    const fault_counters& c = d.counters();
+    CHECK(c.missed == 0);
+    CHECK(c.missed_by_kind.empty());
+    CHECK(c.by_front.empty());
+    check_sums_agree(c, 0);
+    CHECK(c.active == 4);
+
+    // Its count went with the reset: taking it back again would go below what was counted.
+    d.missed(f.crashes[1]);
+    check_sums_agree(c, 0);
+    CHECK(c.missed == 0);
+    CHECK(c.active == 3);
+
+    // Counting restarted at k = 0: the 2nd gateway request crashes again.
+    CHECK_FALSE(fires(d));
+    const decision later = d.decide(request{}.facts(), 0);
+    REQUIRE(later.rule == "crash");
+    check_sums_agree(c, 1);
+    CHECK(c.by_front == std::map<std::string, std::uint64_t>{{"gateway", 1}});
+    d.missed(later);
+    check_sums_agree(c, 0);
+    CHECK(c.missed == 1);
+    CHECK(c.missed_by_kind == std::map<std::string, std::uint64_t>{{"function_error", 1}});
 }
 
 TEST_CASE("decide: decision lines have a stable shape and no time", "[unit]") {
