@@ -431,6 +431,9 @@ http::response get_counters(const admin_context& ctx) {
     fault_counts["by_kind"] = json(c.by_kind);
     fault_counts["by_action"] = json(c.by_action);
     fault_counts["by_rule"] = json(c.by_rule);
+    fault_counts["by_front"] = json(c.by_front);
+    fault_counts["missed"] = c.missed;
+    fault_counts["missed_by_kind"] = json(c.missed_by_kind);
     fault_counts["overflow"] = c.overflow;
     fault_counts["active"] = c.active;
     fault_counts["decisions"] = c.decisions;
@@ -451,6 +454,7 @@ http::response get_metrics(const admin_context& ctx) {
     in.requests = ctx.request_stats;
     in.faults.by_kind_action = c.by_kind_action;
     in.faults.by_rule = c.by_rule;
+    in.faults.missed_by_kind = c.missed_by_kind;
     in.faults.overflow = c.overflow;
     in.faults.active = c.active;
     in.faults.decisions = c.decisions;

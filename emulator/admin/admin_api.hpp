@@ -17,7 +17,10 @@
 //                               string) → 200; restarts every rule's request counting
 //   GET    /counters            {"requests":{"gateway":{…},"invoke":{…}},
 //                                "faults":{"by_kind":{},"by_action":{},"by_rule":{},
+//                                          "by_front":{},"missed":n,"missed_by_kind":{},
 //                                          "overflow":n,"active":n,"decisions":n},
+//                               (by_*: faults injected; missed: those taken back because
+//                               the handler answered before an injected kill)
 //                                "functions":{"<name>":{pool counters}},
 //                                "dependencies":{"<dependency>":{proxy counters}}}
 //   POST   /counters/reset      zeroes request and fault counters, restarts counting → 200

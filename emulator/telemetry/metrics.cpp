@@ -232,6 +232,11 @@ void fault_families(writer& w, const fault_metrics& f) {
     w.family("coldbrew_fault_rule_injected_total", "counter", "Faults injected, by rule name.");
     for (const auto& [rule, n] : f.by_rule)
         w.sample("coldbrew_fault_rule_injected_total", {{"rule", rule}}, n);
+    w.family("coldbrew_faults_missed_total", "counter",
+             "Faults a rule injected that did not happen, by fault kind: the handler answered "
+             "before the injected kill. They are not in coldbrew_faults_injected_total.");
+    for (const auto& [kind, n] : f.missed_by_kind)
+        w.sample("coldbrew_faults_missed_total", {{"kind", kind}}, n);
     w.family("coldbrew_faults_overflow_total", "counter",
              "Faults a rule chose but did not inject because max_active_faults were in effect.");
     w.sample("coldbrew_faults_overflow_total", {}, f.overflow);

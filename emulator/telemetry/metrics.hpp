@@ -21,6 +21,8 @@
 //                                                           their sum)
 //   coldbrew_faults_injected_total{kind,action}             counter
 //   coldbrew_fault_rule_injected_total{rule}                counter
+//   coldbrew_faults_missed_total{kind}                      counter (the handler answered
+//                                                           before the injected kill)
 //   coldbrew_faults_overflow_total                          counter (over max_active_faults)
 //   coldbrew_faults_active                                  gauge
 //   coldbrew_fault_decisions_total                          counter
@@ -99,6 +101,7 @@ struct function_metrics {
 struct fault_metrics {
     std::map<std::pair<std::string, std::string>, std::uint64_t> by_kind_action;
     std::map<std::string, std::uint64_t> by_rule;
+    std::map<std::string, std::uint64_t> missed_by_kind;
     std::uint64_t overflow = 0;
     std::uint64_t active = 0;
     std::uint64_t decisions = 0;

@@ -123,7 +123,12 @@ std::string render_run_summary(const run_summary_input& in) {
         if (n == 0) continue;
         faults += (faults.empty() ? "" : ", ") + kind + ": " + std::to_string(n);
     }
-    out += line("  ", "faults injected", faults.empty() ? "none" : faults);
+    if (faults.empty()) faults = "none";
+    // Said on the same line: those faults were taken back from the counts just before it.
+    if (in.fault_missed)
+        faults += "; missed: " + std::to_string(in.fault_missed) +
+                  " (the handler answered before the injected kill)";
+    out += line("  ", "faults injected", faults);
     if (in.fault_overflow)
         out += line("  ", "faults held back",
                     std::to_string(in.fault_overflow) + " (max_active_faults reached)");

@@ -17,6 +17,8 @@
 //     gateway
 //       …
 //     faults injected ....... delay: 1, phantom: 2
+//                             (then "; missed: N (the handler answered before the injected
+//                             kill)" when N > 0)
 //     Init Duration
 //       Hello ............... 3 cold starts, median 812.0, max 1020.0 ms
 //
@@ -36,10 +38,11 @@ struct run_summary_input {
     double run_ms = 0;       // from the start of `up` to its stop, real
     double time_scale = 1.0; // said when not 1: injected waits ran scaled
     const request_stats* requests = nullptr;
-    // The fault decision point's counters: faults injected by kind, and those a rule chose
-    // but max_active_faults held back.
+    // The fault decision point's counters: faults injected by kind, those a rule chose but
+    // max_active_faults held back, and those that did not happen (fault_counters::missed).
     std::map<std::string, std::uint64_t> faults_by_kind;
     std::uint64_t fault_overflow = 0;
+    std::uint64_t fault_missed = 0;
 };
 
 // The block, every line ending in '\n'. Fronts are named "gateway" and "invoke API"

@@ -331,6 +331,9 @@ TEST_CASE("admin: counters report decisions, and reset zeroes them", "[unit]") {
     CHECK(fc["decisions"] == 2);
     CHECK(fc["overflow"] == 0);
     CHECK(fc["active"] == 0);
+    CHECK(fc["by_front"] == json{{"gateway", 2}});
+    CHECK(fc["missed"] == 0);
+    CHECK(fc["missed_by_kind"] == json::object());
 
     auto reset = f.call("POST", "/counters/reset");
     CHECK(reset.status == 200);
@@ -340,6 +343,32 @@ TEST_CASE("admin: counters report decisions, and reset zeroes them", "[unit]") {
     CHECK(after["decisions"] == 0);
     CHECK(after["by_rule"].value("fire", 0) == 0);
     CHECK(f.rule_names() == std::vector<std::string>{"fire"}); // rules stay
+}
+
+TEST_CASE("admin: counters say which faults did not happen, and reset zeroes them", "[unit]") {
+    admin_fixture f;
+    REQUIRE(f.call("POST", "/faults",
+                   json{{"name", "crash"}, {"fault", {{"kind", "function_error"}}}})
+                .status == 201);
+    const auto answered_first = f.decide();
+    REQUIRE(answered_first.rule == "crash");
+    CHECK(f.decide().rule == "crash");
+    f.decider.missed(answered_first);
+
+    auto fc = body_of(f.call("GET", "/counters"))["faults"];
+    CHECK(fc["missed"] == 1);
+    CHECK(fc["missed_by_kind"] == json{{"function_error", 1}});
+    CHECK(fc["by_kind"] == json{{"function_error", 1}});
+    CHECK(fc["by_rule"] == json{{"crash", 1}});
+    CHECK(fc["by_action"] == json{{"function_exit", 1}});
+    CHECK(fc["by_front"] == json{{"gateway", 1}});
+    CHECK(fc["decisions"] == 2);
+
+    REQUIRE(f.call("POST", "/counters/reset").status == 200);
+    fc = body_of(f.call("GET", "/counters"))["faults"];
+    CHECK(fc["missed"] == 0);
+    CHECK(fc["missed_by_kind"] == json::object());
+    CHECK(fc["by_front"] == json::object());
 }
 
 TEST_CASE("admin: counters without the app's callbacks are empty objects", "[unit]") {

@@ -112,3 +112,33 @@ TEST_CASE("admin GET /metrics: a context without request records still answers",
     CHECK(res.body.find("# TYPE coldbrew_requests_total counter\n") != std::string::npos);
     CHECK(has_line(res.body, "coldbrew_faults_overflow_total 0"));
 }
+
+TEST_CASE("admin GET /metrics: faults that did not happen, by kind", "[unit]") {
+    faults::fault_registry registry;
+    faults::register_builtin_faults(registry);
+    faults::decider decider{registry, 7};
+    decider.set_rules({faults::parse_rule(json{{"name", "crash"},
+                                               {"fault", {{"kind", "function_error"}}}},
+                                          registry, "")},
+                      0);
+    faults::request_facts facts;
+    facts.where = faults::front::invoke;
+    facts.route = "Invoke Api";
+    const auto answered_first = decider.decide(facts, 1);
+    decider.finished(decider.decide(facts, 1).id);
+    decider.missed(answered_first);
+
+    admin::admin_context ctx;
+    ctx.faults = &decider;
+    ctx.registry = &registry;
+    auto res = admin::handle(get("/metrics"), ctx);
+    REQUIRE(res.status == 200);
+    const auto& t = res.body;
+    INFO(t);
+    CHECK(t.find("# HELP coldbrew_faults_missed_total ") != std::string::npos);
+    CHECK(t.find("# TYPE coldbrew_faults_missed_total counter\n") != std::string::npos);
+    CHECK(has_line(t, R"(coldbrew_faults_missed_total{kind="function_error"} 1)"));
+    CHECK(has_line(
+        t, R"(coldbrew_faults_injected_total{kind="function_error",action="function_exit"} 1)"));
+    CHECK(has_line(t, R"(coldbrew_fault_rule_injected_total{rule="crash"} 1)"));
+}
