@@ -23,6 +23,8 @@ struct function_target final : responder::target {
     }
     void reset() override { send_fn = nullptr; }
     bool alive() const override { return static_cast<bool>(send_fn); }
+    // No client, so nothing ever closes: fn would never be called, and is not kept.
+    void on_close(std::function<void()>) override {}
 };
 
 }  // namespace
@@ -42,5 +44,10 @@ void responder::reset() {
 }
 
 bool responder::alive() const { return target_ && target_->alive(); }
+
+void responder::on_close(std::function<void()> fn) {
+    // A copy of the target is held for the call: fn may run inside it and drop this responder.
+    if (auto t = target_) t->on_close(std::move(fn));
+}
 
 }  // namespace coldbrew::http

@@ -147,6 +147,7 @@ struct connection_target final : responder::target {
     void send(response res, const send_options& opts) override;
     void reset() override;
     bool alive() const override;
+    void on_close(std::function<void()> fn) override;
 };
 
 struct connection : std::enable_shared_from_this<connection> {
@@ -165,6 +166,9 @@ struct connection : std::enable_shared_from_this<connection> {
     bool closing = false;
     bool sent_continue = false;
     slow_write* slow = nullptr;  // the response being written slowly, if any
+    // The busy request's responder::on_close. Kept here, not in its target, so that a callback
+    // holding the responder forms no cycle, and it dies with the connection.
+    std::function<void()> on_close;
     std::uint64_t last_activity_ms = 0;  // loop time of the last bytes read or written
     std::uint64_t request_started_ms = 0;  // first bytes of the request being read; 0: none
     char readbuf[64 * 1024];
@@ -199,6 +203,7 @@ struct connection : std::enable_shared_from_this<connection> {
                     uv_read_stop(s);
                     c->last_request = true;
                     c->peer_finished = true;
+                    c->notify_closed();
                     return;
                 }
                 if (n < 0) {
@@ -219,9 +224,16 @@ struct connection : std::enable_shared_from_this<connection> {
         c->self.reset();  // may free *c
     }
 
+    // Moved out before the call: fn may register again, reset, answer, or drop its owner.
+    // *this outlives the call (self is released only in the handle's close callback).
+    void notify_closed() {
+        if (auto fn = std::exchange(on_close, nullptr)) fn();
+    }
+
     void close() {
         if (closing) return;
         closing = true;
+        notify_closed();  // before stop_slow_write(), which calls on_finished
         stop_slow_write();
         uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp));
         uv_close(reinterpret_cast<uv_handle_t*>(&tcp), on_closed);
@@ -231,6 +243,9 @@ struct connection : std::enable_shared_from_this<connection> {
     void abort() {
         if (closing) return;
         closing = true;
+        // reset() asked for this: not a close to report. Destroyed on return, after the
+        // socket work, since it may own whatever called reset().
+        auto unreported = std::exchange(on_close, nullptr);
         stop_slow_write();
         uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp));
         // Fails only if the socket was shut down for writing, which this server never does;
@@ -251,6 +266,8 @@ struct connection : std::enable_shared_from_this<connection> {
             return;  // still busy: the idle sweep leaves the connection alone until the end
         }
         write(std::move(data), !keep);
+        // Handed to the socket in full: the client leaving now is no longer this request's news.
+        auto answered = std::exchange(on_close, nullptr);
         if (opts.on_finished) opts.on_finished();
         finish_response(keep);
     }
@@ -310,6 +327,7 @@ struct connection : std::enable_shared_from_this<connection> {
         // The client may have half-closed, or the server begun stopping, since the head went out.
         bool keep = w.keep_alive && !last_request;
         write(std::move(slice), !keep);
+        auto answered = std::exchange(on_close, nullptr);  // before on_finished, as in respond()
         stop_slow_write();  // calls on_finished; w is freed in its close callback, later
         if (!closing) finish_response(keep);
     }
@@ -419,6 +437,15 @@ void connection_target::reset() {
 bool connection_target::alive() const {
     auto c = conn.lock();
     return !used && c && !c->closing && !c->peer_finished;
+}
+
+void connection_target::on_close(std::function<void()> fn) {
+    if (used) return;  // answered or reset: nothing left to report
+    if (auto c = conn.lock(); c && !c->closing && !c->peer_finished) {
+        auto replaced = std::exchange(c->on_close, std::move(fn));
+        return;  // replaced is destroyed here, after the new fn is in place
+    }
+    if (fn) fn();  // already gone
 }
 
 }  // namespace

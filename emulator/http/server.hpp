@@ -43,12 +43,16 @@ public:
         virtual void send(response res, const send_options& opts) = 0;
         virtual void reset() = 0;              // abort the connection with a TCP RST
         virtual bool alive() const = 0;        // the client is still connected
+        // Keeps fn to call once when the client goes away; see responder::on_close. Not pure:
+        // a target that does not override it (one that cannot tell when its client leaves)
+        // drops fn and never calls it.
+        virtual void on_close(std::function<void()> fn) { (void)fn; }
     };
 
     responder() = default;
     explicit responder(std::shared_ptr<target> t) : target_(std::move(t)) {}
     // A responder that hands the response to `send` (tests, internal callers). reset() drops
-    // it; alive() is true until it was used.
+    // it; alive() is true until it was used. Its client never goes away: on_close drops fn.
     explicit responder(std::function<void(response)> send);
 
     void operator()(response res) { send(std::move(res), {}); }
@@ -61,6 +65,19 @@ public:
     // request held unanswered (an injected hang) is released when its client leaves. A
     // half-closed client still receives an answer if one is sent.
     bool alive() const;
+    // Calls fn once, on the loop, when the request's client goes away — EOF (FIN, a half-close
+    // included, as alive() counts it), a read or write error, a reset by the peer — or when the
+    // server closes the connection, as long as the answer has not been sent in full (a slow
+    // answer cut short fires fn, before its on_finished). Of the server's closes only
+    // server::close() reaches a request in progress: the idle timeout and stop_accepting()
+    // leave a connection alone until its answer is out. If the client is already gone, fn is
+    // called right away, inside this call. Registering again replaces the previous fn. fn is
+    // never called once the answer has been handed to the socket in full (after send's
+    // on_finished), after reset(), or after the connection was freed, and the connection lets
+    // fn go when it closes, so fn may hold this responder. fn may reset or answer this
+    // responder, or drop whatever owns it. No-op on a responder without a target
+    // (default-built, or already used).
+    void on_close(std::function<void()> fn);
     explicit operator bool() const { return static_cast<bool>(target_); }
 
 private:

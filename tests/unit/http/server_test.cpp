@@ -10,9 +10,12 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
+#include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/catch.hpp"
 
@@ -107,13 +110,40 @@ struct recording_target : responder::target {
     int resets = 0;
     double last_bytes_per_s = -1;
     bool connected = true;
+    std::function<void()> close_fn;
     void send(response, const send_options& opts) override {
         ++sends;
         last_bytes_per_s = opts.bytes_per_s;
     }
     void reset() override { ++resets; }
     bool alive() const override { return connected; }
+    void on_close(std::function<void()> fn) override { close_fn = std::move(fn); }
 };
+
+// Sends one keep-alive request and returns the socket, left open.
+int send_request(int port, const std::string& path = "/") {
+    int fd = connect_to(port);
+    timeval limit{5, 0};  // a server that never answers fails the test instead of hanging it
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
+    std::string raw = "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n";
+    ::send(fd, raw.data(), raw.size(), MSG_NOSIGNAL);
+    return fd;
+}
+
+// Reads until `want` has arrived (true) or the peer closed or the read timed out (false).
+bool read_until(int fd, const std::string& want, std::string& got) {
+    char buf[4096];
+    while (got.find(want) == std::string::npos) {
+        ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+        if (n <= 0) return false;
+        got.append(buf, static_cast<std::size_t>(n));
+    }
+    return true;
+}
+
+void wait_for(const std::atomic<int>& n, int at_least) {
+    for (int i = 0; n < at_least && i < 5000; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
 
 }  // namespace
 
@@ -677,4 +707,346 @@ TEST_CASE("server: stop_accepting() during a slow response closes after its last
     uv_close(reinterpret_cast<uv_handle_t*>(&later), nullptr);  // it lives on this stack frame
     uv_run(&f.loop, UV_RUN_NOWAIT);
     CHECK(s.open_connections() == 0);
+}
+
+TEST_CASE("responder: on_close goes to the target; without one it does nothing", "[unit]") {
+    auto t = std::make_shared<recording_target>();
+    responder r(t);
+    int fired = 0;
+    r.on_close([&] { ++fired; });
+    REQUIRE(t->close_fn);
+    t->close_fn();
+    CHECK(fired == 1);
+
+    r(response{});
+    t->close_fn = nullptr;
+    r.on_close([&] { ++fired; });  // used: no target left
+    CHECK_FALSE(t->close_fn);
+
+    responder().on_close([&] { ++fired; });
+    responder from_function([](response) {});
+    from_function.on_close([&] { ++fired; });  // a function target never closes
+    from_function.reset();
+    from_function.on_close([&] { ++fired; });
+    CHECK(fired == 1);
+}
+
+TEST_CASE("server: on_close fires once when the client of a held request closes or resets", "[unit]") {
+    bool with_reset = false;
+    SECTION("the client closes") {}
+    SECTION("the client resets") { with_reset = true; }
+    loop_fixture f;
+    responder held;
+    std::atomic<int> requests{0};
+    int fired = 0;
+    bool alive_in_fn = true;
+    server s(&f.loop, [&](request, responder respond) {
+        held = std::move(respond);
+        held.on_close([&] {
+            ++fired;
+            alive_in_fn = held.alive();
+        });
+        ++requests;
+    });
+    REQUIRE_FALSE(s.listen("127.0.0.1", 0));
+    int port = s.port();
+    f.drive([&] {
+        int fd = send_request(port);
+        wait_for(requests, 1);
+        if (with_reset)
+            close_with_reset(fd);
+        else
+            ::close(fd);
+        return std::string();
+    });
+    REQUIRE(requests == 1);
+    CHECK(run_until(&f.loop, [&] { return fired > 0; }));
+    CHECK_FALSE(alive_in_fn);
+    s.close();  // closing the connection now reports nothing more
+    CHECK(run_until(&f.loop, [&] { return s.open_connections() == 0; }));
+    CHECK(fired == 1);
+}
+
+TEST_CASE("server: on_close fires on a half-close, and the callback may still answer", "[unit]") {
+    loop_fixture f;
+    responder held;
+    int fired = 0;
+    server s(&f.loop, [&](request, responder respond) {
+        held = std::move(respond);
+        held.on_close([&] {
+            ++fired;
+            response res;
+            res.body = "answered on close";
+            held(std::move(res));
+        });
+    });
+    REQUIRE_FALSE(s.listen("127.0.0.1", 0));
+    int port = s.port();
+    auto r = f.drive([&] {
+        int fd = send_request(port);
+        ::shutdown(fd, SHUT_WR);
+        std::string got;
+        read_until(fd, "answered on close", got);  // gives up after the socket's timeout
+        ::close(fd);
+        return got;
+    });
+    CHECK(fired == 1);
+    CHECK(r.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+    CHECK(r.find("answered on close") != std::string::npos);
+    CHECK(run_until(&f.loop, [&] { return s.open_connections() == 0; }));
+    CHECK(fired == 1);
+}
+
+TEST_CASE("server: close() fires on_close for every held request, at once", "[unit]") {
+    loop_fixture f;
+    std::vector<responder> held;
+    std::atomic<int> requests{0};
+    int fired = 0;
+    server s(&f.loop, [&](request, responder respond) {
+        respond.on_close([&] { ++fired; });
+        held.push_back(std::move(respond));
+        ++requests;
+    });
+    REQUIRE_FALSE(s.listen("127.0.0.1", 0));
+    int port = s.port();
+    int fds[2] = {-1, -1};
+    f.drive([&] {
+        fds[0] = send_request(port);
+        fds[1] = send_request(port);
+        wait_for(requests, 2);
+        return std::string();
+    });
+    REQUIRE(requests == 2);
+    CHECK(fired == 0);  // both clients are still there
+    s.close();
+    CHECK(fired == 2);
+    CHECK_FALSE(held[0].alive());
+    CHECK_FALSE(held[1].alive());
+    CHECK(run_until(&f.loop, [&] { return s.open_connections() == 0; }));
+    CHECK(fired == 2);
+    ::close(fds[0]);
+    ::close(fds[1]);
+}
+
+TEST_CASE("server: on_close never fires once the answer is out, or after reset()", "[unit]") {
+    std::string mode = "at once";
+    SECTION("answered at once") {}
+    SECTION("answered slowly") { mode = "slow"; }
+    SECTION("reset") { mode = "reset"; }
+    loop_fixture f;
+    int fired = 0;
+    int finished = 0;
+    std::atomic<bool> answered{false};
+    server s(&f.loop, [&](request, responder respond) {
+        respond.on_close([&] { ++fired; });
+        if (mode == "reset") {
+            respond.reset();
+            return;
+        }
+        response res;
+        res.body = std::string(400, 'b');
+        send_options o;
+        if (mode == "slow") o.bytes_per_s = 8000;  // 400 bytes per slice
+        o.on_finished = [&] {
+            ++finished;
+            answered = true;
+        };
+        respond.send(std::move(res), o);
+    });
+    REQUIRE_FALSE(s.listen("127.0.0.1", 0));
+    int port = s.port();
+    auto r = f.drive([&] {
+        int fd = send_request(port);
+        std::string got;
+        bool whole = read_until(fd, std::string(400, 'b'), got);
+        // The server has handed everything over; the client leaves while the connection is
+        // still open for a next request.
+        for (int i = 0; whole && !answered && i < 5000; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        close_with_reset(fd);
+        return got;
+    });
+    CHECK(run_until(&f.loop, [&] { return s.open_connections() == 0; }));
+    CHECK(fired == 0);
+    if (mode == "reset") {
+        CHECK(r.empty());
+    } else {
+        CHECK(r.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+        CHECK(finished == 1);
+    }
+}
+
+TEST_CASE("server: a slow answer cut short fires on_close, before on_finished", "[unit]") {
+    loop_fixture f;
+    std::string events;
+    server s(&f.loop, [&](request, responder respond) {
+        respond.on_close([&] { events += "close;"; });
+        response res;
+        res.body = std::string(5000, 'z');
+        send_options o;
+        o.bytes_per_s = 200;  // 25 s in all; the client leaves after the first slice
+        o.on_finished = [&] { events += "finished;"; };
+        respond.send(std::move(res), o);
+    });
+    REQUIRE_FALSE(s.listen("127.0.0.1", 0));
+    int port = s.port();
+    f.drive([&] {
+        int fd = send_request(port);
+        char buf[64];
+        ::recv(fd, buf, sizeof(buf), 0);
+        close_with_reset(fd);
+        return std::string();
+    });
+    CHECK(run_until(&f.loop, [&] { return s.open_connections() == 0; }));
+    CHECK(events == "close;finished;");
+}
+
+TEST_CASE("server: on_close on a keep-alive connection belongs to one request", "[unit]") {
+    loop_fixture f;
+    responder first_copy, second;
+    int fired_first = 0, fired_second = 0, fired_stale = 0;
+    std::atomic<int> requests{0};
+    server s(&f.loop, [&](request req, responder respond) {
+        ++requests;
+        if (req.path() == "/first") {
+            respond.on_close([&] { ++fired_first; });
+            first_copy = respond;
+            respond(response{});
+            return;
+        }
+        first_copy.on_close([&] { ++fired_stale; });  // answered already: dropped
+        second = std::move(respond);
+        second.on_close([&] { fired_second += 100; });
+        second.on_close([&] { ++fired_second; });  // replaces the one above
+    });
+    REQUIRE_FALSE(s.listen("127.0.0.1", 0));
+    int port = s.port();
+    f.drive([&] {
+        int fd = send_request(port, "/first");
+        std::string got;
+        read_until(fd, "Content-Length: 0\r\n\r\n", got);
+        std::string raw = "GET /second HTTP/1.1\r\nHost: x\r\n\r\n";
+        ::send(fd, raw.data(), raw.size(), MSG_NOSIGNAL);
+        wait_for(requests, 2);
+        ::close(fd);
+        return std::string();
+    });
+    REQUIRE(requests == 2);
+    CHECK(run_until(&f.loop, [&] { return fired_second > 0; }));
+    s.close();
+    CHECK(run_until(&f.loop, [&] { return s.open_connections() == 0; }));
+    CHECK(fired_first == 0);
+    CHECK(fired_stale == 0);
+    CHECK(fired_second == 1);
+}
+
+TEST_CASE("server: on_close after the client left calls back at once", "[unit]") {
+    bool with_reset = false;
+    SECTION("the client closes") {}
+    SECTION("the client resets") { with_reset = true; }
+    loop_fixture f;
+    responder held;
+    std::atomic<int> requests{0};
+    server s(&f.loop, [&](request, responder respond) {
+        held = std::move(respond);
+        ++requests;
+    });
+    REQUIRE_FALSE(s.listen("127.0.0.1", 0));
+    int port = s.port();
+    f.drive([&] {
+        int fd = send_request(port);
+        wait_for(requests, 1);
+        if (with_reset)
+            close_with_reset(fd);
+        else
+            ::close(fd);
+        return std::string();
+    });
+    REQUIRE(run_until(&f.loop, [&] { return !held.alive(); }));
+    int fired = 0;
+    held.on_close([&] { ++fired; });
+    CHECK(fired == 1);  // inside the call
+    held.on_close([&] { ++fired; });
+    CHECK(fired == 2);  // each registration is called once
+    s.close();
+    CHECK(run_until(&f.loop, [&] { return s.open_connections() == 0; }));
+    CHECK(fired == 2);
+}
+
+TEST_CASE("server: an on_close callback may reset its responder and free its owner", "[unit]") {
+    // The owner holds the responder; its only owning reference is `keeper`, which the callback
+    // drops, or the callback's own capture.
+    struct owner {
+        responder respond;
+        int* destroyed = nullptr;
+        ~owner() { ++*destroyed; }
+    };
+    bool captured = false;
+    SECTION("the owner is freed by the callback") {}
+    SECTION("the owner is held by the callback") { captured = true; }
+    loop_fixture f;
+    std::shared_ptr<owner> keeper;
+    int destroyed = 0;
+    int fired = 0;
+    std::atomic<int> requests{0};
+    server s(&f.loop, [&](request, responder respond) {
+        auto o = std::make_shared<owner>();
+        o->destroyed = &destroyed;
+        o->respond = std::move(respond);
+        if (captured) {
+            o->respond.on_close([o, &fired] {
+                ++fired;
+                o->respond.reset();
+                o->respond.on_close([&fired] { fired += 100; });  // used: dropped
+            });
+        } else {
+            keeper = o;
+            o->respond.on_close([&keeper, &fired] {
+                ++fired;
+                keeper->respond.reset();
+                keeper.reset();  // frees the owner and the responder inside this call
+            });
+        }
+        ++requests;
+    });
+    REQUIRE_FALSE(s.listen("127.0.0.1", 0));
+    int port = s.port();
+    f.drive([&] {
+        int fd = send_request(port);
+        wait_for(requests, 1);
+        close_with_reset(fd);
+        return std::string();
+    });
+    REQUIRE(requests == 1);
+    CHECK(run_until(&f.loop, [&] { return s.open_connections() == 0; }));
+    CHECK(fired == 1);
+    CHECK(destroyed == 1);
+}
+
+TEST_CASE("server: a held responder whose on_close holds it does not outlive its connection", "[unit]") {
+    loop_fixture f;
+    std::weak_ptr<int> token;
+    std::atomic<int> requests{0};
+    server s(&f.loop, [&](request, responder respond) {
+        auto t = std::make_shared<int>(0);
+        token = t;
+        // The callback holds the only copy of the responder: a cycle unless the connection
+        // lets it go when it closes.
+        respond.on_close([respond, t] {});
+        ++requests;
+    });
+    REQUIRE_FALSE(s.listen("127.0.0.1", 0));
+    int port = s.port();
+    int fd = -1;
+    f.drive([&] {
+        fd = send_request(port);
+        wait_for(requests, 1);
+        return std::string();
+    });
+    REQUIRE(requests == 1);
+    CHECK_FALSE(token.expired());  // held while the client waits
+    s.close();
+    CHECK(run_until(&f.loop, [&] { return s.open_connections() == 0; }));
+    CHECK(token.expired());
+    ::close(fd);
 }
