@@ -407,6 +407,7 @@ struct pending_request : faulted_request {
 
 app::app(const config::stack& stack, app_dependencies deps)
     : stack_(stack), deps_(std::move(deps)), supervisor_(deps_.loop, deps_.reaper) {
+    if (!deps_.scheduler) throw std::invalid_argument("app: no scheduler");
     pool_ctx_.loop = deps_.loop;
     pool_ctx_.clock = deps_.clock;
     pool_ctx_.rng = deps_.rng;
@@ -441,8 +442,7 @@ app::app(const config::stack& stack, app_dependencies deps)
                                     fn, *model, deps_.models->account(), pool_ctx_));
     }
     events_ = std::make_unique<invoke::event_queue>(
-        deps_.loop, *deps_.clock, stack_.settings.time_scale, stack_.settings.region,
-        stack_.settings.account_id,
+        *deps_.scheduler, *deps_.clock, stack_.settings.region, stack_.settings.account_id,
         [this](const std::string& function, functions::invocation inv) {
             if (auto* pool = find_pool(function)) pool->invoke(std::move(inv));
         });
