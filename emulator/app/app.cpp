@@ -410,6 +410,7 @@ app::app(const config::stack& stack, app_dependencies deps)
     if (!deps_.scheduler) throw std::invalid_argument("app: no scheduler");
     pool_ctx_.loop = deps_.loop;
     pool_ctx_.clock = deps_.clock;
+    pool_ctx_.scheduler = deps_.scheduler;
     pool_ctx_.rng = deps_.rng;
     pool_ctx_.supervisor = &supervisor_;
     pool_ctx_.logs = deps_.logs;
@@ -426,13 +427,11 @@ app::app(const config::stack& stack, app_dependencies deps)
     if (!stack_.settings.dependencies.empty()) {
         proxy::proxy_context pc;
         pc.loop = deps_.loop;
-        pc.clock = deps_.clock;
+        pc.scheduler = deps_.scheduler;
         pc.rng = deps_.rng;
         pc.faults = deps_.faults;
         pc.decisions = deps_.decisions;
-        pc.time_scale = stack_.settings.time_scale;
         pc.host = "127.0.0.1";  // handlers run here; the proxies never face the network
-        pc.fault_clock_ms = [this] { return fault_clock_ms(); };
         proxies_ = std::make_unique<proxy::proxy_set>(stack_.settings.dependencies, std::move(pc));
         pool_ctx_.proxies = proxies_.get();
     }

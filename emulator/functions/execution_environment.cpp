@@ -35,9 +35,6 @@ execution_environment::execution_environment(function_pool& pool, pool_context& 
     kill_timer_ = new uv_timer_t;
     uv_timer_init(ctx_.loop, kill_timer_);
     kill_timer_->data = this;
-    payload_timer_ = new uv_timer_t;
-    uv_timer_init(ctx_.loop, payload_timer_);
-    payload_timer_->data = this;
     // A provisioned environment was initialised before anyone asked: its first invocation
     // is warm and its REPORT has no Init Duration [pricing: provisioned concurrency].
     cold_ = !provisioned_;
@@ -45,7 +42,8 @@ execution_environment::execution_environment(function_pool& pool, pool_context& 
 
 execution_environment::~execution_environment() {
     detach_dependencies();
-    for (auto* t : {timer_, init_timer_, kill_timer_, payload_timer_}) {
+    payload_timer_.reset();
+    for (auto* t : {timer_, init_timer_, kill_timer_}) {
         t->data = nullptr;
         uv_close(reinterpret_cast<uv_handle_t*>(t),
                  [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
@@ -141,7 +139,7 @@ bool execution_environment::start(std::string& error_type, std::string& error_me
     if (pool_.model_.bandwidth_bytes_per_s > 0)
         link_ = std::make_shared<proxy::environment_link>(pool_.model_.bandwidth_bytes_per_s,
                                                           pool_.model_.bandwidth_burst_bytes,
-                                                          ctx_.settings->time_scale, now_us());
+                                                          proxy::modeled_now_us(*ctx_.scheduler));
     env_key_ = ++ctx_.environments_started;
     std::vector<std::pair<std::string, std::string>> dependency_env;
     if (ctx_.proxies) dependency_env = ctx_.proxies->attach(env_key_, fn_.name, link_);
@@ -236,8 +234,7 @@ void execution_environment::deliver() {
             trace->annotate_modeled(modeled_init_ms_.value_or(0));
             if (init_duration_ms_) trace->annotate("coldbrew.local_init_ms", *init_duration_ms_);
         }
-        if (wait > 0)
-            telemetry::begin_shaping(*trace, wait / 1000.0, event.size(), "to_environment");
+        if (wait > 0) begin_shaping(*trace, wait, event.size(), "to_environment");
     }
     after_wire(wait, [respond = std::move(respond), h = std::move(h), event = std::move(event),
                       trace = std::move(trace), cold = cold_]() mutable {
@@ -250,21 +247,15 @@ void execution_environment::deliver() {
     });
 }
 
-std::int64_t execution_environment::now_us() const {
-    return std::chrono::duration_cast<std::chrono::microseconds>(
-               ctx_.clock->steady().time_since_epoch())
-        .count();
-}
-
 std::int64_t execution_environment::event_wire_us(std::size_t bytes) {
     if (!link_ || bytes == 0) return 0;
-    const auto now = now_us();
+    const auto now = proxy::modeled_now_us(*ctx_.scheduler);
     return link_->to_environment().take_all(bytes, now) - now;
 }
 
 std::int64_t execution_environment::response_wire_us(std::size_t bytes, bool streamed) {
     if (!link_ || bytes == 0) return 0;
-    const auto now = now_us();
+    const auto now = proxy::modeled_now_us(*ctx_.scheduler);
     if (streamed && ctx_.bandwidth) {
         // A stream is paced by Lambda's streaming rule rather than the bucket: its first
         // 6 MB at the environment's rate, the rest at 2 MBps (model-data §5). coldbrew hands
@@ -272,7 +263,7 @@ std::int64_t execution_environment::response_wire_us(std::size_t bytes, bool str
         const double s = models::bandwidth::streamed_response_seconds(
             *ctx_.bandwidth, link_->modeled_bytes_per_s(), bytes);
         link_->from_environment().take_all(bytes, now);
-        return static_cast<std::int64_t>(s * ctx_.settings->time_scale * 1e6);
+        return static_cast<std::int64_t>(s * 1e6);
     }
     return link_->from_environment().take_all(bytes, now) - now;
 }
@@ -282,17 +273,14 @@ void execution_environment::after_wire(std::int64_t wait_us, std::function<void(
         then();
         return;
     }
-    after_payload_ = std::move(then);
-    uv_timer_start(
-        payload_timer_,
-        [](uv_timer_t* t) {
-            auto* self = static_cast<execution_environment*>(t->data);
-            if (!self || !self->after_payload_) return;
-            auto f = std::move(self->after_payload_);
-            self->after_payload_ = nullptr;
-            f();
-        },
-        static_cast<std::uint64_t>((wait_us + 999) / 1000), 0);
+    payload_timer_ = ctx_.scheduler->after(static_cast<double>(wait_us) / 1000.0, std::move(then));
+}
+
+void execution_environment::begin_shaping(telemetry::request_trace& trace, std::int64_t wait_us,
+                                          std::size_t bytes, std::string_view direction) const {
+    // The trace takes the wait as slept (real) and states it modeled.
+    telemetry::begin_shaping(trace, ctx_.scheduler->real_ms(static_cast<double>(wait_us) / 1000.0),
+                             bytes, direction);
 }
 
 void execution_environment::detach_dependencies() {
@@ -339,8 +327,7 @@ void execution_environment::on_runtime_call(http::request req, http::responder r
         // POST is answered, and the invocation ends, once its bytes are out.
         const auto wait = response_wire_us(r->body.size(), r->streamed);
         if (wait > 0 && current_ && current_->trace)
-            telemetry::begin_shaping(*current_->trace, wait / 1000.0, r->body.size(),
-                                     "from_environment");
+            begin_shaping(*current_->trace, wait, r->body.size(), "from_environment");
         after_wire(wait, [this, id = current_id_, respond = std::move(respond),
                           body = std::move(r->body)]() mutable {
             respond(rt::accepted());

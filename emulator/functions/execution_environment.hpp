@@ -57,14 +57,16 @@ private:
     // current invocation's capture when it asked for its log (X-Amz-Log-Type: Tail).
     void log(std::string_view line);
     void limit_cpu();
-    // Microseconds from now until `bytes` of a payload have crossed this environment's
-    // network: the event into it, or its response out of it (a streamed response is paced
-    // as Lambda paces streams). 0 when the function has no modeled rate.
+    // Modeled microseconds from now until `bytes` of a payload have crossed this
+    // environment's network: the event into it, or its response out of it (a streamed
+    // response is paced as Lambda paces streams). 0 when the function has no modeled rate.
     std::int64_t event_wire_us(std::size_t bytes);
     std::int64_t response_wire_us(std::size_t bytes, bool streamed);
-    // Runs `then` after `wait_us` (real) on payload_timer_, or at once when it is 0.
+    // Runs `then` after `wait_us` (modeled) on payload_timer_, or at once when it is 0.
     void after_wire(std::int64_t wait_us, std::function<void()> then);
-    std::int64_t now_us() const;
+    // Starts the network.shaping phase of `trace` for a payload held `wait_us` (modeled).
+    void begin_shaping(telemetry::request_trace& trace, std::int64_t wait_us, std::size_t bytes,
+                       std::string_view direction) const;
     void detach_dependencies();
     double ms_since(std::chrono::steady_clock::time_point t) const;
 
@@ -80,8 +82,7 @@ private:
     uv_timer_t* timer_ = nullptr;
     uv_timer_t* init_timer_ = nullptr;  // the modeled Init Duration, scaled
     uv_timer_t* kill_timer_ = nullptr;  // invocation::kill_after_ms
-    uv_timer_t* payload_timer_ = nullptr;  // a payload on the (modeled) wire
-    std::function<void()> after_payload_;
+    sched::timer_ptr payload_timer_;    // a payload on the (modeled) wire
     // This environment's network, shared by its dependency connections and its payloads;
     // null when the function has no modeled bandwidth. env_key_: its key in the proxies.
     std::shared_ptr<proxy::environment_link> link_;

@@ -27,6 +27,7 @@
 
 #include "emulator/clock/clock.hpp"
 #include "emulator/config/stack.hpp"
+#include "emulator/scheduler/scheduler.hpp"
 #include "emulator/supervisor/cgroup.hpp"
 #include "emulator/supervisor/supervisor.hpp"
 #include "emulator/telemetry/log_lines.hpp"
@@ -95,6 +96,8 @@ struct invocation {
 struct pool_context {
     uv_loop_t* loop = nullptr;
     const coldbrew::clock* clock = nullptr;
+    // Required: every modeled wait and the modeled clock; outlives the pools.
+    sched::scheduler* scheduler = nullptr;
     const models::random_source* rng = nullptr;
     supervisor::supervisor* supervisor = nullptr;
     telemetry::log_sink* logs = nullptr;
