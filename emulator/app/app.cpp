@@ -407,8 +407,10 @@ struct pending_request : faulted_request {
 
 app::app(const config::stack& stack, app_dependencies deps)
     : stack_(stack), deps_(std::move(deps)), supervisor_(deps_.loop, deps_.reaper) {
+    if (!deps_.scheduler) throw std::invalid_argument("app: no scheduler");
     pool_ctx_.loop = deps_.loop;
     pool_ctx_.clock = deps_.clock;
+    pool_ctx_.scheduler = deps_.scheduler;
     pool_ctx_.rng = deps_.rng;
     pool_ctx_.supervisor = &supervisor_;
     pool_ctx_.logs = deps_.logs;
@@ -425,13 +427,11 @@ app::app(const config::stack& stack, app_dependencies deps)
     if (!stack_.settings.dependencies.empty()) {
         proxy::proxy_context pc;
         pc.loop = deps_.loop;
-        pc.clock = deps_.clock;
+        pc.scheduler = deps_.scheduler;
         pc.rng = deps_.rng;
         pc.faults = deps_.faults;
         pc.decisions = deps_.decisions;
-        pc.time_scale = stack_.settings.time_scale;
         pc.host = "127.0.0.1";  // handlers run here; the proxies never face the network
-        pc.fault_clock_ms = [this] { return fault_clock_ms(); };
         proxies_ = std::make_unique<proxy::proxy_set>(stack_.settings.dependencies, std::move(pc));
         pool_ctx_.proxies = proxies_.get();
     }
@@ -441,8 +441,7 @@ app::app(const config::stack& stack, app_dependencies deps)
                                     fn, *model, deps_.models->account(), pool_ctx_));
     }
     events_ = std::make_unique<invoke::event_queue>(
-        deps_.loop, *deps_.clock, stack_.settings.time_scale, stack_.settings.region,
-        stack_.settings.account_id,
+        *deps_.scheduler, *deps_.clock, stack_.settings.region, stack_.settings.account_id,
         [this](const std::string& function, functions::invocation inv) {
             if (auto* pool = find_pool(function)) pool->invoke(std::move(inv));
         });

@@ -19,6 +19,7 @@
 #include "emulator/invoke/event_queue.hpp"
 #include "emulator/invoke/invoke_api.hpp"
 #include "emulator/proxy/proxy.hpp"
+#include "emulator/scheduler/scheduler.hpp"
 #include "emulator/supervisor/reaper.hpp"
 #include "emulator/supervisor/supervisor.hpp"
 #include "emulator/telemetry/request_stats.hpp"
@@ -48,6 +49,9 @@ struct app_dependencies {
     std::vector<std::pair<std::string, std::string>> host_env;
     // Where each front-end request's trace goes when it is answered (null: nothing is traced).
     telemetry::trace_sink* traces = nullptr;
+    // Modeled time for the pools, the event queue and the proxies; required, built from the
+    // stack's time_scale next to the loop and the clock.
+    sched::scheduler* scheduler = nullptr;
 };
 
 class app {

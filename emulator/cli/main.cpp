@@ -27,6 +27,7 @@
 #include "emulator/functions/function_model.hpp"
 #include "emulator/functions/service_errors.hpp"
 #include "emulator/report/report_command.hpp"
+#include "emulator/scheduler/scheduler.hpp"
 #include "emulator/sim_cli/sim_command.hpp"
 #include "emulator/supervisor/cgroup.hpp"
 #include "emulator/supervisor/reaper.hpp"
@@ -576,6 +577,8 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     loop_owner lo;
     system_clock_source clock;
+    // The one place the run's time_scale becomes waits and rates.
+    sched::uv_scheduler scheduler(&lo.loop, clock, stack.settings.time_scale);
     models::random_source rng(seed);
     stream_log_sink sink(stdout);
     run_telemetry tel;
@@ -592,6 +595,7 @@ int run_up(const load_flags& lf, int port, const std::string& host,
                                &faults, &rm.fault_kinds, rm.fault_rules,
                                runtimes_dir(), host_env()};
     deps.traces = tel.traces.get();
+    deps.scheduler = &scheduler;
     auto application = std::make_unique<app::app>(stack, deps);
     if (auto lec = application->start_gateway()) {
         std::fprintf(stderr, "coldbrew: cannot listen on %s:%d: %s\n", stack.settings.host.c_str(),
@@ -759,6 +763,7 @@ int run_invoke(const load_flags& lf, const std::string& function, const std::str
 
     loop_owner lo;
     system_clock_source clock;
+    sched::uv_scheduler scheduler(&lo.loop, clock, stack.settings.time_scale);
     models::random_source rng(seed);
     stream_log_sink sink(stderr);  // logs to stderr, the result alone on stdout (sam local invoke)
     std::error_code ec;
@@ -767,6 +772,7 @@ int run_invoke(const load_flags& lf, const std::string& function, const std::str
                                rm.models.get(), &rm.decisions, rm.cpu.get(),
                                nullptr, nullptr, {},
                                runtimes_dir(), host_env()};
+    deps.scheduler = &scheduler;
     auto application = std::make_unique<app::app>(stack, deps);
     int rc = 0;
     functions::invocation inv;

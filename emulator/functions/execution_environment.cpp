@@ -26,18 +26,6 @@ execution_environment::execution_environment(function_pool& pool, pool_context& 
                                              bool provisioned, std::optional<double> modeled_init_ms)
     : pool_(pool), ctx_(ctx), fn_(fn), id_(id), provisioned_(provisioned),
       modeled_init_ms_(modeled_init_ms) {
-    timer_ = new uv_timer_t;
-    uv_timer_init(ctx_.loop, timer_);
-    timer_->data = this;
-    init_timer_ = new uv_timer_t;
-    uv_timer_init(ctx_.loop, init_timer_);
-    init_timer_->data = this;
-    kill_timer_ = new uv_timer_t;
-    uv_timer_init(ctx_.loop, kill_timer_);
-    kill_timer_->data = this;
-    payload_timer_ = new uv_timer_t;
-    uv_timer_init(ctx_.loop, payload_timer_);
-    payload_timer_->data = this;
     // A provisioned environment was initialised before anyone asked: its first invocation
     // is warm and its REPORT has no Init Duration [pricing: provisioned concurrency].
     cold_ = !provisioned_;
@@ -45,63 +33,52 @@ execution_environment::execution_environment(function_pool& pool, pool_context& 
 
 execution_environment::~execution_environment() {
     detach_dependencies();
-    for (auto* t : {timer_, init_timer_, kill_timer_, payload_timer_}) {
-        t->data = nullptr;
-        uv_close(reinterpret_cast<uv_handle_t*>(t),
-                 [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
-    }
+    // Nothing of this environment may run once it is gone.
+    timer_.reset();
+    init_timer_.reset();
+    kill_timer_.reset();
+    payload_timer_.reset();
     if (runtime_api_) runtime_api_->close();
     process_.reset();  // kills the process group if it is still running
     if (ctx_.cpu && !cgroup_name_.empty()) ctx_.cpu->release(cgroup_name_);
 }
 
-// The scaled modeled init, started when the runtime first reaches /next: the first
-// invocation then waits real init + modeled init × time_scale, and its REPORT states
-// real + modeled.
+// The modeled init, started when the runtime first reaches /next: the first invocation then
+// waits the real local init plus the modeled one, and its REPORT states real + modeled.
 void execution_environment::open_init_gate() {
-    const double scaled_ms =
-        modeled_init_ms_ ? *modeled_init_ms_ * ctx_.settings->time_scale : 0.0;
-    if (scaled_ms < 0.5) {
+    if (!modeled_init_ms_ || *modeled_init_ms_ <= 0) {
         init_gate_open_ = true;
         return;
     }
-    uv_timer_start(
-        init_timer_,
-        [](uv_timer_t* t) {
-            auto* self = static_cast<execution_environment*>(t->data);
-            if (!self) return;
-            self->init_gate_open_ = true;
-            if (self->alive_ && self->current_ && self->phase_ == rt::phase::waiting &&
-                self->held_next_)
-                self->deliver();
-        },
-        static_cast<std::uint64_t>(scaled_ms + 0.5), 0);
+    init_timer_ = ctx_.scheduler->after(*modeled_init_ms_, [this] {
+        init_gate_open_ = true;
+        if (alive_ && current_ && phase_ == rt::phase::waiting && held_next_) deliver();
+    });
 }
 
 double execution_environment::ms_since(std::chrono::steady_clock::time_point t) const {
     return std::chrono::duration<double, std::milli>(ctx_.clock->steady() - t).count();
 }
 
-void execution_environment::start_timer(std::chrono::milliseconds after) {
-    // The one deadline an environment has: init + invoke, or invoke. When it passes, the
-    // invocation ends as Sandbox.Timedout and the environment is reset [spec §1.7].
-    uv_timer_start(
-        timer_,
-        [](uv_timer_t* t) {
-            auto* self = static_cast<execution_environment*>(t->data);
-            if (!self) return;
-            self->log(telemetry::timed_out_line(self->ctx_.clock->epoch_ms(), self->current_id_,
-                                                self->fn_.timeout_s));
-            self->fail_and_reset(
-                "Sandbox.Timedout",
-                rt::platform_error_body("Sandbox.Timedout", self->current_id_,
-                                        telemetry::timed_out_message(self->fn_.timeout_s)),
-                "timeout");
-        },
-        static_cast<std::uint64_t>(after.count()), 0);
+double execution_environment::function_timeout_ms() const {
+    // The handler runs on the real clock (its Lambda-Runtime-Deadline-Ms is real), so its
+    // timeout is real time, handed to the scheduler as the modeled span that lasts as long.
+    return ctx_.scheduler->modeled_ms(fn_.timeout_s * 1000.0);
 }
 
-void execution_environment::stop_timer() { uv_timer_stop(timer_); }
+void execution_environment::start_timer(double modeled_ms) {
+    // The one deadline an environment has: init + invoke, or invoke. When it passes, the
+    // invocation ends as Sandbox.Timedout and the environment is reset [spec §1.7].
+    timer_ = ctx_.scheduler->after(modeled_ms, [this] {
+        log(telemetry::timed_out_line(ctx_.clock->epoch_ms(), current_id_, fn_.timeout_s));
+        fail_and_reset("Sandbox.Timedout",
+                       rt::platform_error_body("Sandbox.Timedout", current_id_,
+                                               telemetry::timed_out_message(fn_.timeout_s)),
+                       "timeout");
+    });
+}
+
+void execution_environment::stop_timer() { timer_.reset(); }
 
 bool execution_environment::start(std::string& error_type, std::string& error_message) {
     auto launch = launcher_for(fn_, ctx_.runtimes_dir);
@@ -141,7 +118,7 @@ bool execution_environment::start(std::string& error_type, std::string& error_me
     if (pool_.model_.bandwidth_bytes_per_s > 0)
         link_ = std::make_shared<proxy::environment_link>(pool_.model_.bandwidth_bytes_per_s,
                                                           pool_.model_.bandwidth_burst_bytes,
-                                                          ctx_.settings->time_scale, now_us());
+                                                          proxy::modeled_now_us(*ctx_.scheduler));
     env_key_ = ++ctx_.environments_started;
     std::vector<std::pair<std::string, std::string>> dependency_env;
     if (ctx_.proxies) dependency_env = ctx_.proxies->attach(env_key_, fn_.name, link_);
@@ -188,13 +165,15 @@ void execution_environment::assign(invocation inv, std::string request_id) {
         deliver();
     } else if (phase_ == rt::phase::initializing ||
                (phase_ == rt::phase::waiting && !init_gate_open_)) {
-        const auto scaled_init = std::chrono::milliseconds(static_cast<std::int64_t>(
-            modeled_init_ms_.value_or(0) * ctx_.settings->time_scale));
-        start_timer(init_limit + scaled_init + std::chrono::seconds(fn_.timeout_s));
+        // The init limit is real time too, like the function timeout; the modeled init is
+        // waited on top of both.
+        const double init_limit_ms = std::chrono::duration<double, std::milli>(init_limit).count();
+        start_timer(ctx_.scheduler->modeled_ms(init_limit_ms) + modeled_init_ms_.value_or(0) +
+                    function_timeout_ms());
     } else {
         // Answered but not back on /next yet: if the runtime never returns (stuck after its
         // response), the invocation still ends at the function timeout.
-        start_timer(std::chrono::seconds(fn_.timeout_s));
+        start_timer(function_timeout_ms());
     }
 }
 
@@ -214,30 +193,25 @@ void execution_environment::deliver() {
     h.trace_id = current_->trace_id;
     h.client_context = current_->client_context;
     std::string event = current_->payload;
-    start_timer(std::chrono::seconds(fn_.timeout_s));
+    start_timer(function_timeout_ms());
     if (current_->kill_after_ms) {
         // An injected crash: the process group dies mid-invocation and the invocation ends
         // through the same path as a handler that crashed by itself (Runtime.ExitError).
-        uv_timer_start(
-            kill_timer_,
-            [](uv_timer_t* t) {
-                auto* self = static_cast<execution_environment*>(t->data);
-                if (!self || !self->current_ || !self->delivered_) return;
-                self->kill("injected function error");
-            },
-            static_cast<std::uint64_t>(std::max(0.0, *current_->kill_after_ms)), 0);
+        kill_timer_ = ctx_.scheduler->after(*current_->kill_after_ms, [this] {
+            if (current_ && delivered_) kill("injected function error");
+        });
     }
     // The event crosses the environment's network before the runtime sees it.
     const auto wait = event_wire_us(event.size());
     auto trace = current_->trace;
     if (trace) {
         if (cold_ && !provisioned_ && trace->current() == "lambda.init") {
-            // Modeled vs real: the span lasts real local init + modeled × time_scale.
+            // Modeled vs real: the span lasts the real local init plus the modeled init as
+            // the scheduler waited it.
             trace->annotate_modeled(modeled_init_ms_.value_or(0));
             if (init_duration_ms_) trace->annotate("coldbrew.local_init_ms", *init_duration_ms_);
         }
-        if (wait > 0)
-            telemetry::begin_shaping(*trace, wait / 1000.0, event.size(), "to_environment");
+        if (wait > 0) begin_shaping(*trace, wait, event.size(), "to_environment");
     }
     after_wire(wait, [respond = std::move(respond), h = std::move(h), event = std::move(event),
                       trace = std::move(trace), cold = cold_]() mutable {
@@ -250,21 +224,15 @@ void execution_environment::deliver() {
     });
 }
 
-std::int64_t execution_environment::now_us() const {
-    return std::chrono::duration_cast<std::chrono::microseconds>(
-               ctx_.clock->steady().time_since_epoch())
-        .count();
-}
-
 std::int64_t execution_environment::event_wire_us(std::size_t bytes) {
     if (!link_ || bytes == 0) return 0;
-    const auto now = now_us();
+    const auto now = proxy::modeled_now_us(*ctx_.scheduler);
     return link_->to_environment().take_all(bytes, now) - now;
 }
 
 std::int64_t execution_environment::response_wire_us(std::size_t bytes, bool streamed) {
     if (!link_ || bytes == 0) return 0;
-    const auto now = now_us();
+    const auto now = proxy::modeled_now_us(*ctx_.scheduler);
     if (streamed && ctx_.bandwidth) {
         // A stream is paced by Lambda's streaming rule rather than the bucket: its first
         // 6 MB at the environment's rate, the rest at 2 MBps (model-data §5). coldbrew hands
@@ -272,7 +240,7 @@ std::int64_t execution_environment::response_wire_us(std::size_t bytes, bool str
         const double s = models::bandwidth::streamed_response_seconds(
             *ctx_.bandwidth, link_->modeled_bytes_per_s(), bytes);
         link_->from_environment().take_all(bytes, now);
-        return static_cast<std::int64_t>(s * ctx_.settings->time_scale * 1e6);
+        return static_cast<std::int64_t>(s * 1e6);
     }
     return link_->from_environment().take_all(bytes, now) - now;
 }
@@ -282,17 +250,14 @@ void execution_environment::after_wire(std::int64_t wait_us, std::function<void(
         then();
         return;
     }
-    after_payload_ = std::move(then);
-    uv_timer_start(
-        payload_timer_,
-        [](uv_timer_t* t) {
-            auto* self = static_cast<execution_environment*>(t->data);
-            if (!self || !self->after_payload_) return;
-            auto f = std::move(self->after_payload_);
-            self->after_payload_ = nullptr;
-            f();
-        },
-        static_cast<std::uint64_t>((wait_us + 999) / 1000), 0);
+    payload_timer_ = ctx_.scheduler->after(static_cast<double>(wait_us) / 1000.0, std::move(then));
+}
+
+void execution_environment::begin_shaping(telemetry::request_trace& trace, std::int64_t wait_us,
+                                          std::size_t bytes, std::string_view direction) const {
+    // The trace takes the wait as slept (real) and states it modeled.
+    telemetry::begin_shaping(trace, ctx_.scheduler->real_ms(static_cast<double>(wait_us) / 1000.0),
+                             bytes, direction);
 }
 
 void execution_environment::detach_dependencies() {
@@ -339,8 +304,7 @@ void execution_environment::on_runtime_call(http::request req, http::responder r
         // POST is answered, and the invocation ends, once its bytes are out.
         const auto wait = response_wire_us(r->body.size(), r->streamed);
         if (wait > 0 && current_ && current_->trace)
-            telemetry::begin_shaping(*current_->trace, wait / 1000.0, r->body.size(),
-                                     "from_environment");
+            begin_shaping(*current_->trace, wait, r->body.size(), "from_environment");
         after_wire(wait, [this, id = current_id_, respond = std::move(respond),
                           body = std::move(r->body)]() mutable {
             respond(rt::accepted());
@@ -370,7 +334,7 @@ void execution_environment::on_runtime_call(http::request req, http::responder r
 void execution_environment::finish(outcome kind, std::string payload, std::string error_type,
                                    std::string status) {
     stop_timer();
-    uv_timer_stop(kill_timer_);
+    kill_timer_.reset();
     if (!current_) return;
     // Answering may hand this environment its next invocation at once (from the pool's
     // queue), which resets these; the log lines below are about this one.
@@ -397,7 +361,7 @@ void execution_environment::finish(outcome kind, std::string payload, std::strin
     rep.duration_ms = r.duration_ms;
     rep.init_duration_ms = r.init_duration_ms;
     rep.modeled_init_ms = r.modeled_init_ms;
-    rep.time_scale = ctx_.settings->time_scale;
+    rep.time_scale = ctx_.scheduler->scale();
     rep.memory_size_mb = fn_.memory_mb;
     rep.status = std::move(status);
     if (rep.status == "error") rep.error_type = r.error_type;
@@ -455,7 +419,7 @@ void execution_environment::on_process_exit(const supervisor::exit_status& st) {
     alive_ = false;
     if (end_reason_.empty()) end_reason_ = "exited: " + st.describe();
     stop_timer();
-    uv_timer_stop(init_timer_);
+    init_timer_.reset();
     if (current_ && (delivered_ || phase_ == rt::phase::initializing)) {
         // [spec §1.4] "Runtime exited with error: exit status 42"; exit 0 without a reply is
         // "Runtime exited without providing a reason".

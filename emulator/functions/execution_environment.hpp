@@ -20,7 +20,7 @@ namespace coldbrew::functions {
 class execution_environment {
 public:
     // `id` is the pool policy's environment id. A provisioned environment's first invocation
-    // is not a cold start. `modeled_init_ms` (cold starts) is waited, times time_scale, after
+    // is not a cold start. `modeled_init_ms` (cold starts) is waited on the scheduler after
     // the runtime's own init and before the first invocation is delivered.
     execution_environment(function_pool& pool, pool_context& ctx, const config::function& fn,
                           std::uint64_t id, bool provisioned, std::optional<double> modeled_init_ms);
@@ -50,21 +50,25 @@ private:
     void finish(outcome kind, std::string payload, std::string error_type, std::string status);
     void fail_and_reset(std::string error_type, std::string body, std::string status);
     void on_process_exit(const supervisor::exit_status& st);
-    void start_timer(std::chrono::milliseconds after);
+    // The invocation's deadline, `modeled_ms` from now.
+    void start_timer(double modeled_ms);
+    double function_timeout_ms() const;  // as modeled ms
     void stop_timer();
     void open_init_gate();
     // Every line of this environment's log goes through here: to the sink, and into the
     // current invocation's capture when it asked for its log (X-Amz-Log-Type: Tail).
     void log(std::string_view line);
     void limit_cpu();
-    // Microseconds from now until `bytes` of a payload have crossed this environment's
-    // network: the event into it, or its response out of it (a streamed response is paced
-    // as Lambda paces streams). 0 when the function has no modeled rate.
+    // Modeled microseconds from now until `bytes` of a payload have crossed this
+    // environment's network: the event into it, or its response out of it (a streamed
+    // response is paced as Lambda paces streams). 0 when the function has no modeled rate.
     std::int64_t event_wire_us(std::size_t bytes);
     std::int64_t response_wire_us(std::size_t bytes, bool streamed);
-    // Runs `then` after `wait_us` (real) on payload_timer_, or at once when it is 0.
+    // Runs `then` after `wait_us` (modeled) on payload_timer_, or at once when it is 0.
     void after_wire(std::int64_t wait_us, std::function<void()> then);
-    std::int64_t now_us() const;
+    // Starts the network.shaping phase of `trace` for a payload held `wait_us` (modeled).
+    void begin_shaping(telemetry::request_trace& trace, std::int64_t wait_us, std::size_t bytes,
+                       std::string_view direction) const;
     void detach_dependencies();
     double ms_since(std::chrono::steady_clock::time_point t) const;
 
@@ -77,11 +81,10 @@ private:
     std::string cgroup_name_;
     std::unique_ptr<http::server> runtime_api_;
     std::unique_ptr<supervisor::process> process_;
-    uv_timer_t* timer_ = nullptr;
-    uv_timer_t* init_timer_ = nullptr;  // the modeled Init Duration, scaled
-    uv_timer_t* kill_timer_ = nullptr;  // invocation::kill_after_ms
-    uv_timer_t* payload_timer_ = nullptr;  // a payload on the (modeled) wire
-    std::function<void()> after_payload_;
+    sched::timer_ptr timer_;          // the invocation's deadline
+    sched::timer_ptr init_timer_;     // the modeled Init Duration
+    sched::timer_ptr kill_timer_;     // invocation::kill_after_ms
+    sched::timer_ptr payload_timer_;  // a payload on the (modeled) wire
     // This environment's network, shared by its dependency connections and its payloads;
     // null when the function has no modeled bandwidth. env_key_: its key in the proxies.
     std::shared_ptr<proxy::environment_link> link_;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <ctime>
 #include <map>
+#include <stdexcept>
 
 #include <spdlog/spdlog.h>
 
@@ -97,7 +98,7 @@ supervisor::spawn_options launcher_for(const config::function& fn,
 function_pool::function_pool(const config::function& fn, const function_model& model,
                              models::account_concurrency& account, pool_context& ctx)
     : fn_(fn), model_(model), ctx_(ctx) {
-    started_ = ctx_.clock->steady();
+    if (!ctx_.scheduler) throw std::invalid_argument("function_pool: no scheduler");
     policy_ = std::make_unique<models::pool_policy>(
         fn_.name, model_.limits, model_.lifetime, model_.cold_start, *ctx_.rng, account,
         [this](const models::pool_event& e) {
@@ -107,9 +108,6 @@ function_pool::function_pool(const config::function& fn, const function_model& m
     reap_timer_ = new uv_timer_t;
     uv_timer_init(ctx_.loop, reap_timer_);
     reap_timer_->data = this;
-    expiry_timer_ = new uv_timer_t;
-    uv_timer_init(ctx_.loop, expiry_timer_);
-    expiry_timer_->data = this;
 }
 
 void function_pool::start_provisioned() { act(policy_->provision(model_now_ms())); }
@@ -118,19 +116,14 @@ function_pool::~function_pool() {
     shutdown();
     environments_.clear();
     dead_.clear();
-    for (auto* t : {reap_timer_, expiry_timer_}) {
-        t->data = nullptr;
-        uv_close(reinterpret_cast<uv_handle_t*>(t),
-                 [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
-    }
+    expiry_timer_.reset();
+    reap_timer_->data = nullptr;
+    uv_close(reinterpret_cast<uv_handle_t*>(reap_timer_),
+             [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
 }
 
-// Modeled time: real time since the pool started, divided by time_scale.
-double function_pool::model_now_ms() const {
-    const double real_ms =
-        std::chrono::duration<double, std::milli>(ctx_.clock->steady() - started_).count();
-    return real_ms / ctx_.settings->time_scale;
-}
+// The policy only compares times, so the scheduler's origin (not the pool's) is as good.
+double function_pool::model_now_ms() const { return ctx_.scheduler->now_ms(); }
 
 pool_stats function_pool::stats() const {
     pool_stats s = stats_;
@@ -367,20 +360,19 @@ void function_pool::drain_waiting() {
 void function_pool::arm_expiry() {
     auto next = policy_->next_expiry_ms();
     if (!next || shut_down_) {
-        uv_timer_stop(expiry_timer_);
+        expiry_timer_.reset();
         return;
     }
-    const double wait_real_ms =
-        std::max(0.0, (*next - model_now_ms()) * ctx_.settings->time_scale);
-    uv_timer_start(
-        expiry_timer_,
-        [](uv_timer_t* t) {
-            auto* self = static_cast<function_pool*>(t->data);
-            if (!self) return;
-            self->act(self->policy_->expire(self->model_now_ms()));
-            self->arm_expiry();
-        },
-        static_cast<std::uint64_t>(std::ceil(wait_real_ms)) + 1, 0);
+    // Re-armed after every placement and answer; a timer already set for the same expiry
+    // stands.
+    if (expiry_timer_ && expiry_timer_->pending() && expiry_armed_for_ms_ == *next) return;
+    expiry_armed_for_ms_ = *next;
+    // A timer that fires a fraction of a millisecond early finds nothing due and is simply
+    // set again for the rest.
+    expiry_timer_ = ctx_.scheduler->after(*next - model_now_ms(), [this] {
+        act(policy_->expire(model_now_ms()));
+        arm_expiry();
+    });
 }
 
 // Dead environments are freed on the next loop turn: the calls that retire them come from
@@ -396,7 +388,7 @@ void function_pool::schedule_collect() {
 
 void function_pool::shutdown() {
     shut_down_ = true;
-    uv_timer_stop(expiry_timer_);
+    expiry_timer_.reset();
     while (!waiting_.empty()) {
         auto w = std::move(waiting_.front());
         waiting_.pop_front();

@@ -4,8 +4,9 @@
 // starts and kills the processes, waits the modeled Init Duration, and answers invocations.
 // One environment serves one invocation at a time (Lambda semantics).
 //
-// Modeled time runs time_scale times faster than the real clock: a keep-alive of 6 min at
-// time_scale 0.01 evicts after 3.6 s, and a modeled 800 ms init sleeps 8 ms.
+// Every modeled wait (keep-alive, maximum lifetime, Init Duration, payload wire time) and the
+// policy's clock are the scheduler's (pool_context::scheduler): run at a scale of 0.01, a
+// keep-alive of 6 min evicts after 3.6 s and a modeled 800 ms init waits 8 ms.
 //
 // An environment is idle again as soon as it answers; if the next invocation arrives before
 // its runtime is back on /next (on loopback a client can beat it), it is delivered when /next
@@ -27,6 +28,7 @@
 
 #include "emulator/clock/clock.hpp"
 #include "emulator/config/stack.hpp"
+#include "emulator/scheduler/scheduler.hpp"
 #include "emulator/supervisor/cgroup.hpp"
 #include "emulator/supervisor/supervisor.hpp"
 #include "emulator/telemetry/log_lines.hpp"
@@ -83,7 +85,7 @@ struct invocation {
     std::string trace_id;        // X-Ray trace header; generated when empty
     std::string client_context;  // JSON text (already base64-decoded); may be empty
     // An injected Runtime.ExitError: the environment's process group is killed this many
-    // real milliseconds after the event is delivered, unless the handler answered first.
+    // modeled milliseconds after the event is delivered, unless the handler answered first.
     std::optional<double> kill_after_ms;
     std::function<void(invocation_result)> on_done;  // called exactly once, on the loop
     // The front end's request trace (null: not traced): the pool and the environment mark the
@@ -95,6 +97,8 @@ struct invocation {
 struct pool_context {
     uv_loop_t* loop = nullptr;
     const coldbrew::clock* clock = nullptr;
+    // Required: every modeled wait and the modeled clock; outlives the pools.
+    sched::scheduler* scheduler = nullptr;
     const models::random_source* rng = nullptr;
     supervisor::supervisor* supervisor = nullptr;
     telemetry::log_sink* logs = nullptr;
@@ -195,12 +199,14 @@ private:
     const function_model& model_;
     pool_context& ctx_;
     std::unique_ptr<models::pool_policy> policy_;
-    std::chrono::steady_clock::time_point started_;
     std::map<std::uint64_t, std::unique_ptr<execution_environment>> environments_;
     std::list<std::unique_ptr<execution_environment>> dead_;  // freed on the next loop turn
     std::deque<waiting> waiting_;
+    // Freeing dead environments is real housekeeping on the next loop turn, not a modeled
+    // wait, so it stays a plain libuv timer.
     uv_timer_t* reap_timer_ = nullptr;
-    uv_timer_t* expiry_timer_ = nullptr;
+    sched::timer_ptr expiry_timer_;      // the next keep-alive or maximum lifetime (modeled)
+    double expiry_armed_for_ms_ = -1;    // the policy time expiry_timer_ waits for
     std::uint64_t next_request_index_ = 0;
     std::size_t in_flight_ = 0;
     bool shut_down_ = false;

@@ -1,13 +1,11 @@
 #include "emulator/invoke/event_queue.hpp"
 
 #include <cerrno>
-#include <cmath>
 #include <cstring>
 #include <ctime>
 #include <exception>
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
-#include <stdexcept>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -173,18 +171,12 @@ void set_response(destination_record& record, const functions::invocation_result
 }
 
 event_queue::event_queue(
-    uv_loop_t* loop, const coldbrew::clock& clock, double time_scale, std::string region,
+    sched::scheduler& scheduler, const coldbrew::clock& clock, std::string region,
     std::string account_id,
     std::function<void(const std::string& function, functions::invocation)> invoke)
-    : loop_(loop), clock_(clock), time_scale_(time_scale), region_(std::move(region)),
+    : scheduler_(scheduler), clock_(clock), region_(std::move(region)),
       account_id_(std::move(account_id)), invoke_(std::move(invoke)),
-      self_(std::make_shared<event_queue*>(this)) {
-    if (!std::isfinite(time_scale_) || time_scale_ <= 0)
-        throw std::invalid_argument("event_queue: time_scale must be a positive number");
-    timer_ = new uv_timer_t;
-    uv_timer_init(loop_, timer_);
-    timer_->data = this;
-}
+      self_(std::make_shared<event_queue*>(this)) {}
 
 event_queue::~event_queue() {
     try {
@@ -197,9 +189,7 @@ event_queue::~event_queue() {
         spdlog::error("async event queue: {}", e.what());
     }
     self_.reset();
-    timer_->data = nullptr;
-    uv_close(reinterpret_cast<uv_handle_t*>(timer_),
-             [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
+    due_.clear();
     for (auto& [path, file] : files_) std::fclose(file);
 }
 
@@ -207,7 +197,6 @@ void event_queue::shutdown() {
     if (shut_down_) return;
     shut_down_ = true;
     due_.clear();
-    uv_timer_stop(timer_);
     std::vector<std::uint64_t> queued;
     for (const auto& [id, ev] : events_)
         if (!ev.in_flight) queued.push_back(id);
@@ -247,7 +236,7 @@ void event_queue::enqueue(const std::string& function, std::string request_id,
     ev.function = function;
     ev.request_id = std::move(request_id);
     ev.payload = std::move(payload);
-    ev.accepted = clock_.steady();
+    ev.accepted_ms = scheduler_.now_ms();
     events_.emplace(id, std::move(ev));
     if (shut_down_) {
         finish(id, condition_shutdown);
@@ -256,47 +245,19 @@ void event_queue::enqueue(const std::string& function, std::string request_id,
     schedule(id, 0);
 }
 
-double event_queue::age_ms(const event& ev) const {
-    const double real_ms =
-        std::chrono::duration<double, std::milli>(clock_.steady() - ev.accepted).count();
-    return real_ms / time_scale_;
-}
+double event_queue::age_ms(const event& ev) const { return scheduler_.now_ms() - ev.accepted_ms; }
 
 void event_queue::schedule(std::uint64_t id, double delay_ms) {
-    // Rounded up: a timer never fires before the scaled delay has passed.
-    const auto real_ms = static_cast<std::uint64_t>(std::ceil(delay_ms * time_scale_));
-    due_.emplace(uv_now(loop_) + real_ms, id);
-    arm();
+    due_[id] = scheduler_.after(delay_ms, [this, id] { on_due(id); });
 }
 
-void event_queue::arm() {
-    if (due_.empty()) {
-        uv_timer_stop(timer_);
-        return;
-    }
-    const std::uint64_t now = uv_now(loop_);
-    const std::uint64_t first = due_.begin()->first;
-    uv_timer_start(
-        timer_,
-        [](uv_timer_t* t) {
-            if (t->data) static_cast<event_queue*>(t->data)->on_timer();
-        },
-        first > now ? first - now : 0, 0);
-}
-
-void event_queue::on_timer() {
+void event_queue::on_due(std::uint64_t id) {
     try {
-        const std::uint64_t now = uv_now(loop_);
-        std::vector<std::uint64_t> ready;
-        while (!due_.empty() && due_.begin()->first <= now) {
-            ready.push_back(due_.begin()->second);
-            due_.erase(due_.begin());
-        }
-        for (auto id : ready) {
-            auto it = events_.find(id);
-            if (it != events_.end() && !it->second.in_flight) start_attempt(it->second);
-        }
-        arm();
+        // Dropping the handle from inside its own callback is allowed; the lambda has been
+        // moved out of it.
+        due_.erase(id);
+        auto it = events_.find(id);
+        if (it != events_.end() && !it->second.in_flight) start_attempt(it->second);
     } catch (const std::exception& e) {
         spdlog::error("async event queue: {}", e.what());
     }

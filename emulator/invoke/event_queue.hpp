@@ -2,9 +2,9 @@
 // The asynchronous (Event) invocation queue: one per coldbrew, holding every function's events.
 // An accepted event is tried at once (on the next loop turn), then retried as
 // models::next_attempt decides (by default function errors twice, ~1 min then ~2 min;
-// throttles and system errors with backoff up to the maximum event age), each delay in modeled ms slept as
-// modeled × time_scale real ms on a libuv timer. Every attempt of an event carries the
-// event's request id, as Lambda reuses it across retries.
+// throttles and system errors with backoff up to the maximum event age), each delay in modeled
+// ms waited on the scheduler, and an event's age measured on the scheduler's modeled clock.
+// Every attempt of an event carries the event's request id, as Lambda reuses it across retries.
 //
 // Nothing is lost while coldbrew runs. Each event ends in exactly one destination record:
 //  - success: to the on-success destination when configured (else nothing is written);
@@ -22,8 +22,6 @@
 // Single-threaded: every member is called on the loop's thread. No exception leaves a libuv
 // callback.
 
-#include <uv.h>
-
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -37,6 +35,7 @@
 
 #include "emulator/clock/clock.hpp"
 #include "emulator/functions/function_pool.hpp"
+#include "emulator/scheduler/scheduler.hpp"
 #include "models/retry/async_retry.hpp"
 
 namespace coldbrew::invoke {
@@ -102,16 +101,15 @@ class event_queue {
 public:
     // `invoke` runs one attempt (the caller binds it to the named function's
     // function_pool::invoke) and must call invocation::on_done exactly once, on the loop,
-    // possibly before it returns. `clock` gives event ages (steady) and record timestamps
-    // (wall); `time_scale` > 0 turns modeled delays into real ones. `region` and `account_id`
-    // go into functionArn. Throws std::invalid_argument when time_scale is not a positive
-    // finite number.
-    event_queue(uv_loop_t* loop, const coldbrew::clock& clock, double time_scale,
-                std::string region, std::string account_id,
+    // possibly before it returns. `scheduler` waits the retry delays and gives event ages
+    // (modeled ms); `clock` gives record timestamps (wall). Both must outlive the queue.
+    // `region` and `account_id` go into functionArn.
+    event_queue(sched::scheduler& scheduler, const coldbrew::clock& clock, std::string region,
+                std::string account_id,
                 std::function<void(const std::string& function, functions::invocation)> invoke);
     // Shuts down (see shutdown()), then ends every event whose attempt is still in flight
-    // with condition_shutdown (a result arriving later is ignored), closes the timer (its
-    // memory is freed when the loop next runs) and the destination files.
+    // with condition_shutdown (a result arriving later is ignored), cancels the timers and
+    // closes the destination files.
     ~event_queue();
     event_queue(const event_queue&) = delete;
     event_queue& operator=(const event_queue&) = delete;
@@ -129,7 +127,7 @@ public:
     void enqueue(const std::string& function, std::string request_id, std::string payload);
 
     // Ends every event that is not in flight (waiting for its first attempt or for a retry)
-    // with condition_shutdown, in the order they were accepted, and stops the timer.
+    // with condition_shutdown, in the order they were accepted, and cancels their timers.
     // An attempt in flight still counts when its result arrives: success is recorded as
     // such; any other result ends the event with condition_shutdown (no retry), its response
     // included. Idempotent.
@@ -151,7 +149,7 @@ private:
         std::string function;
         std::string request_id;
         std::string payload;
-        std::chrono::steady_clock::time_point accepted;
+        double accepted_ms = 0;   // the scheduler's modeled clock when enqueued
         int attempts = 0;         // handed to the pool
         int function_errors = 0;  // attempts that ended in a function error
         int throttles = 0;        // attempts that ended throttled or in a service error
@@ -166,8 +164,7 @@ private:
 
     function_entry& entry(const std::string& function);
     void schedule(std::uint64_t id, double delay_ms);
-    void arm();
-    void on_timer();
+    void on_due(std::uint64_t id);
     void start_attempt(event& ev);
     void on_result(std::uint64_t id, int attempt, functions::invocation_result r);
     void settle(event& ev, models::attempt_outcome outcome, functions::invocation_result r);
@@ -175,16 +172,16 @@ private:
     double age_ms(const event& ev) const;
     void write(const std::filesystem::path& path, const std::string& line);
 
-    uv_loop_t* loop_;
+    sched::scheduler& scheduler_;
     const coldbrew::clock& clock_;
-    double time_scale_;
     std::string region_, account_id_;
     std::function<void(const std::string&, functions::invocation)> invoke_;
     std::map<std::string, function_entry> functions_;
     std::map<std::uint64_t, event> events_;              // by acceptance order
-    std::multimap<std::uint64_t, std::uint64_t> due_;    // loop time (ms) → event id
+    // Events waiting for an attempt (the first, or a retry), by id; a timer per event keeps
+    // them in due order, ties in the order they were set.
+    std::map<std::uint64_t, sched::timer_ptr> due_;
     std::map<std::filesystem::path, std::FILE*> files_;  // destinations opened so far
-    uv_timer_t* timer_ = nullptr;
     std::uint64_t next_id_ = 0;
     bool shut_down_ = false;
     // Attempts hold a weak reference, so a result arriving after destruction is dropped.

@@ -27,6 +27,7 @@
 #include <limits>
 #include <optional>
 #include <set>
+#include <stdexcept>
 
 #include "emulator/telemetry/decision_log.hpp"
 #include "models/distribution/distribution.hpp"
@@ -94,12 +95,9 @@ struct dependency_proxy::impl {
     proxy_context& ctx;
     proxy_counters counters;
     std::optional<models::distribution> connect_latency, request_latency;
-    system_clock_source own_clock;
-    const coldbrew::clock* clock;
+    sched::scheduler* scheduler;
     models::random_source own_rng{0};
     const models::random_source* rng;
-    std::chrono::steady_clock::time_point built_at;
-    double scale;
     std::string connect_route, request_route;
     bool upstream_literal = false;
     sockaddr_storage upstream_addr{};
@@ -109,15 +107,9 @@ struct dependency_proxy::impl {
 
     impl(const config::dependency& d, proxy_context& c);
 
-    std::int64_t now_us() const {
-        return std::chrono::duration_cast<std::chrono::microseconds>(
-                   clock->steady().time_since_epoch())
-            .count();
-    }
-    double fault_now_ms() const {
-        if (ctx.fault_clock_ms) return ctx.fault_clock_ms();
-        return std::chrono::duration<double, std::milli>(clock->steady() - built_at).count();
-    }
+    // The buckets' clock (modeled µs) and the fault rules' clock (modeled ms).
+    std::int64_t now_us() const { return modeled_now_us(*scheduler); }
+    double fault_now_ms() const { return scheduler->now_ms(); }
     // Modeled milliseconds, never negative (a normal distribution may draw below 0).
     double draw_ms(const std::optional<models::distribution>& d, const std::string& key,
                    std::uint64_t index) const {
@@ -157,8 +149,8 @@ struct chunk {
     block* b;
     std::size_t off;
     std::size_t len;
-    std::int64_t hold_us = 0;      // real µs to wait from when the chunk reaches the head
-    std::int64_t ready_at_us = -1;  // set when the hold starts
+    std::int64_t hold_us = 0;      // modeled µs to wait from when the chunk reaches the head
+    std::int64_t ready_at_us = -1;  // set when the hold starts (modeled µs)
     marker m = marker::none;
     std::uint64_t fault_id = 0;  // a delay-only fault, over when the hold is
 };
@@ -172,10 +164,10 @@ struct direction {
     bool eof = false;           // the source side sent EOF
     bool shut = false;          // uv_shutdown issued on the destination
     bool done = false;          // … and completed
-    uv_timer_t timer{};         // waits for latency or bandwidth
+    sched::timer_ptr timer;     // waits for latency or bandwidth
     bool timer_armed = false;
     bool waiting_bandwidth = false;
-    std::int64_t wait_from_us = 0;
+    std::int64_t wait_from_us = 0;  // modeled µs
     uv_shutdown_t shutdown_req{};
     std::optional<bw::token_bucket> per_connection;
     bw::token_bucket* environment = nullptr;        // the link's bucket, kept alive by `link`
@@ -198,6 +190,7 @@ struct connection {
     dependency_proxy::impl* owner;  // null once ended
     listener* from;                 // compared by detach(); not used after the connection ends
     uv_loop_t* loop;
+    sched::scheduler* scheduler;
     uv_tcp_t client{};
     uv_tcp_t upstream{};
     bool upstream_open = false;     // initialised and not yet closing
@@ -205,35 +198,31 @@ struct connection {
     uv_connect_t connect_req{};
     uv_getaddrinfo_t resolve_req{};
     bool resolving = false;
-    uv_timer_t phase_timer{};
+    sched::timer_ptr phase_timer;
     phase_timer_use timer_use = phase_timer_use::none;
-    uv_timer_t idle_timer{};
-    std::uint64_t idle_ms = 0;
-    std::uint64_t last_activity_ms = 0;
+    sched::timer_ptr idle_timer;
+    double idle_timeout_ms = 0;     // modeled; 0: none
+    double last_activity_ms = 0;    // the scheduler's clock
+    double idle_armed_at_ms = 0;    // … when idle_timer was set
     direction up, down;  // client → upstream, upstream → client
-    int uv_refs = 0;     // open handles + pending requests
+    int uv_refs = 0;     // open handles + pending requests (the timers are the scheduler's)
     phase state = phase::waiting;
     bool ended = false;
     std::shared_ptr<environment_link> link;
     std::string key;       // "<dependency>|<env key>|<connection index>"
     std::string function;  // the environment's function, "" for the shared listener
-    double scale;
     std::uint64_t turns = 0;
     bool downstream_since_turn = false;
     std::vector<std::uint64_t> faults;  // over when the connection ends
     std::uint64_t request_fault = 0;    // over at the next turn (slow_response) or the end
     std::uint64_t connect_fault = 0;    // a connect delay, over once it has been waited
-    double hang_close_after_ms = 0;     // real ms
+    double hang_close_after_ms = 0;     // modeled ms
     std::vector<block*> pool;
 
     connection(dependency_proxy::impl& o, listener& l, uv_loop_t* lp)
-        : owner(&o), from(&l), loop(lp), link(l.link), function(l.function), scale(o.scale) {
+        : owner(&o), from(&l), loop(lp), scheduler(o.scheduler), link(l.link),
+          function(l.function) {
         key = o.dep.name + "|" + l.key_text + "|" + std::to_string(l.next_index++);
-        for (uv_timer_t* t : {&phase_timer, &idle_timer, &up.timer, &down.timer}) {
-            uv_timer_init(loop, t);
-            t->data = this;
-            ++uv_refs;
-        }
         uv_tcp_init(loop, &client);
         client.data = this;
         ++uv_refs;
@@ -309,16 +298,17 @@ struct connection {
         auto& o = *owner;
         ++o.counters.connections;
         ++o.counters.active;
-        last_activity_ms = uv_now(loop);
+        last_activity_ms = scheduler->now_ms();
         if (o.dep.idle_timeout_ms && *o.dep.idle_timeout_ms > 0) {
-            idle_ms = std::max<std::uint64_t>(
-                1, static_cast<std::uint64_t>(std::ceil(*o.dep.idle_timeout_ms * scale)));
-            uv_timer_start(&idle_timer, on_idle_timer, idle_ms, 0);
+            idle_timeout_ms = *o.dep.idle_timeout_ms;
+            arm_idle(idle_timeout_ms);
         }
         if (o.dep.per_connection_bytes_per_s && *o.dep.per_connection_bytes_per_s > 0) {
             const std::int64_t t = o.now_us();
-            double rate = *o.dep.per_connection_bytes_per_s / scale;
-            auto burst = bw::burst_bytes(bw::bandwidth_table{}, rate);
+            double rate = *o.dep.per_connection_bytes_per_s;
+            // The depth is burst_ms of the rate bytes really leave at (at least one 64 KiB
+            // read).
+            auto burst = bw::burst_bytes(bw::bandwidth_table{}, scheduler->real_rate(rate));
             up.per_connection.emplace(rate, burst, t);
             down.per_connection.emplace(rate, burst, t);
         }
@@ -334,7 +324,7 @@ struct connection {
             if (d.id) faults.push_back(d.id);
             if (p.delay_ms > 0) {
                 o.counters.latency_ms += p.delay_ms;
-                start_phase_timer(phase_timer_use::reset_after, p.delay_ms * scale);
+                start_phase_timer(phase_timer_use::reset_after, p.delay_ms);
             } else {
                 end(true, false);
             }
@@ -342,7 +332,7 @@ struct connection {
         }
         if (const auto* h = std::get_if<mf::actions::hang>(&p.act)) {
             if (d.id) faults.push_back(d.id);
-            hang((p.delay_ms + h->close_after_ms) * scale, h->close_after_ms > 0);
+            hang(p.delay_ms + h->close_after_ms, h->close_after_ms > 0);
             return;
         }
         if (const auto* slow = std::get_if<mf::actions::slow_response>(&p.act);
@@ -357,59 +347,64 @@ struct connection {
         o.counters.latency_ms += latency;
         start_reading(up, client_stream());
         if (latency > 0)
-            start_phase_timer(phase_timer_use::latency, latency * scale);
+            start_phase_timer(phase_timer_use::latency, latency);
         else
             begin_connect();
     }
 
     bw::token_bucket slow_bucket(double modeled_bytes_per_s) {
-        double rate = modeled_bytes_per_s / scale;
-        // A shallow bucket (50 ms of the rate, at least a byte, at most one slice): a slow
-        // answer must not start with a burst.
-        auto cap = static_cast<std::uint64_t>(
-            std::clamp(rate * 0.05, 1.0, static_cast<double>(min_slice_bytes)));
-        return bw::token_bucket(rate, cap, owner->now_us());
+        // A shallow bucket (50 ms of the rate bytes really leave at, at least a byte, at most
+        // one slice): a slow answer must not start with a burst.
+        auto cap = static_cast<std::uint64_t>(std::clamp(
+            scheduler->real_rate(modeled_bytes_per_s) * 0.05, 1.0,
+            static_cast<double>(min_slice_bytes)));
+        return bw::token_bucket(modeled_bytes_per_s, cap, owner->now_us());
     }
 
     uv_stream_t* client_stream() { return reinterpret_cast<uv_stream_t*>(&client); }
     uv_stream_t* upstream_stream() { return reinterpret_cast<uv_stream_t*>(&upstream); }
 
-    void start_phase_timer(phase_timer_use use, double real_ms) {
+    void start_phase_timer(phase_timer_use use, double modeled_ms) {
         timer_use = use;
-        auto ms = static_cast<std::uint64_t>(std::ceil(std::max(0.0, real_ms)));
-        uv_update_time(loop);
-        uv_timer_start(&phase_timer, on_phase_timer, ms, 0);
+        phase_timer = scheduler->after(modeled_ms, [this] { on_phase_timer(); });
     }
 
-    static void on_phase_timer(uv_timer_t* t) {
-        auto* c = static_cast<connection*>(t->data);
-        if (c->ended) return;
-        auto use = std::exchange(c->timer_use, phase_timer_use::none);
+    void on_phase_timer() {
+        if (ended) return;
+        auto use = std::exchange(timer_use, phase_timer_use::none);
         switch (use) {
-        case phase_timer_use::latency: c->begin_connect(); break;
-        case phase_timer_use::reset_after: c->end(true, false); break;
+        case phase_timer_use::latency: begin_connect(); break;
+        case phase_timer_use::reset_after: end(true, false); break;
         case phase_timer_use::connect_timeout:
-            ++c->owner->counters.connect_timeouts;
-            c->end(true, false);
+            ++owner->counters.connect_timeouts;
+            end(true, false);
             break;
-        case phase_timer_use::close_after: c->end(false, false); break;
+        case phase_timer_use::close_after: end(false, false); break;
         case phase_timer_use::none: break;
         }
     }
 
-    static void on_idle_timer(uv_timer_t* t) {
-        auto* c = static_cast<connection*>(t->data);
-        if (c->ended) return;
-        std::uint64_t quiet = uv_now(c->loop) - c->last_activity_ms;
-        if (quiet >= c->idle_ms) {
-            ++c->owner->counters.idle_timeouts;
-            c->end(false, false);
-            return;
-        }
-        uv_timer_start(&c->idle_timer, on_idle_timer, c->idle_ms - quiet, 0);
+    void arm_idle(double modeled_ms) {
+        idle_armed_at_ms = scheduler->now_ms();
+        idle_timer = scheduler->after(modeled_ms, [this] { on_idle_timer(); });
     }
 
-    void touch() { last_activity_ms = uv_now(loop); }
+    void on_idle_timer() {
+        if (ended) return;
+        // Quiet since the timer was set: the whole timeout has passed. (Compared this way, a
+        // timer that fires a fraction of a millisecond early on the steady clock still counts.)
+        if (last_activity_ms <= idle_armed_at_ms) {
+            ++owner->counters.idle_timeouts;
+            end(false, false);
+            return;
+        }
+        const double quiet = scheduler->now_ms() - last_activity_ms;
+        arm_idle(std::max(0.0, idle_timeout_ms - quiet));
+    }
+
+    void touch() {
+        if (idle_timeout_ms > 0) last_activity_ms = scheduler->now_ms();
+    }
 
     // ---- upstream connect ---------------------------------------------------------------
 
@@ -418,7 +413,7 @@ struct connection {
         state = phase::connecting;
         auto& o = *owner;
         if (o.dep.connect_timeout_ms > 0)
-            start_phase_timer(phase_timer_use::connect_timeout, o.dep.connect_timeout_ms * scale);
+            start_phase_timer(phase_timer_use::connect_timeout, o.dep.connect_timeout_ms);
         if (o.upstream_literal) {
             connect_to(reinterpret_cast<const sockaddr*>(&o.upstream_addr));
             return;
@@ -488,7 +483,7 @@ struct connection {
                 c->connected = true;
                 c->state = phase::open;
                 c->timer_use = phase_timer_use::none;
-                uv_timer_stop(&c->phase_timer);
+                c->phase_timer.reset();
                 c->start_reading(c->down, c->upstream_stream());
                 c->pump(c->up);
             }
@@ -601,7 +596,7 @@ struct connection {
         const mf::plan& p = d.p;
         double latency = o.draw_ms(o.request_latency, key, turns) + p.delay_ms;
         o.counters.latency_ms += latency;
-        ch.hold_us = static_cast<std::int64_t>(std::llround(latency * scale * 1000.0));
+        ch.hold_us = static_cast<std::int64_t>(std::llround(latency * 1000.0));
         const auto* h = std::get_if<mf::actions::hang>(&p.act);
         const auto* slow = std::get_if<mf::actions::slow_response>(&p.act);
         if (is_reset(p)) {
@@ -610,7 +605,7 @@ struct connection {
         } else if (h) {
             ch.m = marker::hang;
             if (d.id) faults.push_back(d.id);
-            hang_close_after_ms = h->close_after_ms > 0 ? h->close_after_ms * scale : 0;
+            hang_close_after_ms = h->close_after_ms > 0 ? h->close_after_ms : 0;
         } else if (slow && slow->bytes_per_s > 0) {
             down.slow_request = slow_bucket(slow->bytes_per_s);
             request_fault = d.id;
@@ -621,22 +616,22 @@ struct connection {
     }
 
     // Holds the connection: client bytes are dropped and nothing comes back. The upstream,
-    // if any, is closed. Ends after `close_after_real_ms` when `close_after`.
-    void hang(double close_after_real_ms, bool close_after) {
+    // if any, is closed. Ends after `close_after_ms` (modeled) when `close_after`.
+    void hang(double close_after_ms, bool close_after) {
         state = phase::hung;
         clear(up);
         clear(down);
-        if (up.timer_armed) uv_timer_stop(&up.timer);
-        if (down.timer_armed) uv_timer_stop(&down.timer);
+        up.timer.reset();
+        down.timer.reset();
         up.timer_armed = down.timer_armed = false;
         if (upstream_open) {
             upstream_open = false;
             uv_close(reinterpret_cast<uv_handle_t*>(&upstream), on_handle_closed);
         }
-        uv_timer_stop(&phase_timer);
+        phase_timer.reset();
         timer_use = phase_timer_use::none;
         if (!up.eof && !up.reading) start_reading(up, client_stream());
-        if (close_after) start_phase_timer(phase_timer_use::close_after, close_after_real_ms);
+        if (close_after) start_phase_timer(phase_timer_use::close_after, close_after_ms);
     }
 
     // ---- writing ------------------------------------------------------------------------
@@ -649,26 +644,24 @@ struct connection {
         if (d.slow_request) bs[k++] = &*d.slow_request;
     }
 
+    // Waits `delta_us` (modeled) before pumping `d` again; `now` is the buckets' clock.
     void arm(direction& d, std::int64_t delta_us, bool bandwidth, std::int64_t now) {
         d.timer_armed = true;
         d.waiting_bandwidth = bandwidth;
         d.wait_from_us = now;
-        uv_update_time(loop);
-        auto ms = static_cast<std::uint64_t>((delta_us + 999) / 1000);
-        uv_timer_start(&d.timer, on_direction_timer, ms, 0);
+        d.timer = scheduler->after(static_cast<double>(delta_us) / 1000.0,
+                                   [this, &d] { on_direction_timer(d); });
     }
 
-    static void on_direction_timer(uv_timer_t* t) {
-        auto* c = static_cast<connection*>(t->data);
-        if (c->ended) return;
-        direction& d = t == &c->up.timer ? c->up : c->down;
+    void on_direction_timer(direction& d) {
+        if (ended) return;
         d.timer_armed = false;
         if (d.waiting_bandwidth) {
-            double waited_ms = static_cast<double>(c->owner->now_us() - d.wait_from_us) / 1000.0;
-            c->owner->counters.shaped_ms += std::max(0.0, waited_ms) / c->scale;
+            double waited_ms = static_cast<double>(owner->now_us() - d.wait_from_us) / 1000.0;
+            owner->counters.shaped_ms += std::max(0.0, waited_ms);
         }
-        c->pump(d);
-        if (!c->ended) c->update_reading(d);
+        pump(d);
+        if (!ended) update_reading(d);
     }
 
     // Sends what latency and bandwidth allow from the head of `d`, then waits on a timer.
@@ -840,8 +833,11 @@ struct connection {
         from = nullptr;
         clear(up);
         clear(down);
-        for (uv_timer_t* t : {&phase_timer, &idle_timer, &up.timer, &down.timer})
-            uv_close(reinterpret_cast<uv_handle_t*>(t), on_handle_closed);
+        // Cancelled here (possibly from inside one of them): none may fire after the end.
+        phase_timer.reset();
+        idle_timer.reset();
+        up.timer.reset();
+        down.timer.reset();
         close_tcp(&client, reset_client);
         if (upstream_open) {
             upstream_open = false;
@@ -856,9 +852,9 @@ struct connection {
 // ---- impl ---------------------------------------------------------------------------------
 
 dependency_proxy::impl::impl(const config::dependency& d, proxy_context& c)
-    : dep(d), ctx(c), clock(c.clock ? c.clock : &own_clock), rng(c.rng ? c.rng : &own_rng),
-      built_at(clock->steady()), scale(c.time_scale > 0 ? c.time_scale : 1.0),
+    : dep(d), ctx(c), scheduler(c.scheduler), rng(c.rng ? c.rng : &own_rng),
       connect_route(d.name + " connect"), request_route(d.name + " request") {
+    if (!scheduler) throw std::invalid_argument("dependency proxy " + d.name + ": no scheduler");
     // The config loader checked the text; a bad one here is a programming error (throws).
     if (d.connect_latency) connect_latency = models::parse_distribution(*d.connect_latency);
     if (d.request_latency) request_latency = models::parse_distribution(*d.request_latency);
@@ -996,11 +992,9 @@ void dependency_proxy::reset_counters() {
 // ---- environment_link, counters, templates ------------------------------------------------
 
 environment_link::environment_link(double modeled_bytes_per_s, std::uint64_t burst_bytes,
-                                   double time_scale, std::int64_t now_us)
-    : modeled_(modeled_bytes_per_s),
-      time_scale_(time_scale > 0 ? time_scale : 1.0),
-      down_(modeled_bytes_per_s / time_scale_, burst_bytes, now_us),
-      up_(modeled_bytes_per_s / time_scale_, burst_bytes, now_us) {}
+                                   std::int64_t now_us)
+    : modeled_(modeled_bytes_per_s), down_(modeled_bytes_per_s, burst_bytes, now_us),
+      up_(modeled_bytes_per_s, burst_bytes, now_us) {}
 
 nlohmann::json proxy_counters::to_json() const {
     nlohmann::json j;

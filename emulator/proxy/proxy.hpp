@@ -13,8 +13,13 @@
 // the client is reset), then for every request turn (client bytes after upstream bytes, or
 // the first client bytes) the decision for the request (on "request") and the request
 // latency; bytes in both directions go through the per-connection rate and the
-// environment's bucket. Idle timeout closes both sides. Modeled times (latency, timeouts)
-// are slept × time_scale; bandwidth rates are divided by time_scale.
+// environment's bucket. Idle timeout closes both sides.
+//
+// Time is the scheduler's (proxy_context::scheduler): latency, the connect and idle timeouts
+// and a hang's close_after are modeled waits asked of it, fault rules see its modeled clock,
+// and every token bucket (per connection, slow_response, the environment's link) runs on
+// modeled time (modeled_now_us) at the modeled rate, its waits handed to the scheduler in
+// modeled terms. A run at another scale thus keeps the modeled proportions.
 //
 // Faults on this front (models/faults): reset (RST to the client, upstream closed), refuse
 // (a reset before the upstream is ever connected), hang (the client's bytes are dropped and
@@ -38,8 +43,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "emulator/clock/clock.hpp"
 #include "emulator/config/stack.hpp"
+#include "emulator/scheduler/scheduler.hpp"
 #include "models/bandwidth/bandwidth.hpp"
 #include "models/faults/faults.hpp"
 #include "models/random/random_source.hpp"
@@ -50,27 +55,30 @@ class decision_log;
 
 namespace coldbrew::proxy {
 
+// The clock every bandwidth bucket runs on: the scheduler's modeled time, in microseconds.
+inline std::int64_t modeled_now_us(const sched::scheduler& s) {
+    return static_cast<std::int64_t>(s.now_ms() * 1000.0);
+}
+
 // The network of one execution environment: a bucket per direction shared by its dependency
-// connections and its Runtime API payloads. Buckets run on real time (clock steady µs) at
-// the modeled rate divided by time_scale, so a scaled run keeps the modeled proportions.
+// connections and its Runtime API payloads. The buckets run on modeled_now_us at the modeled
+// rate; `now_us` is that clock now.
 class environment_link {
 public:
-    environment_link(double modeled_bytes_per_s, std::uint64_t burst_bytes, double time_scale,
-                     std::int64_t now_us);
+    environment_link(double modeled_bytes_per_s, std::uint64_t burst_bytes, std::int64_t now_us);
     models::bandwidth::token_bucket& to_environment() noexcept { return down_; }   // into it
     models::bandwidth::token_bucket& from_environment() noexcept { return up_; }  // out of it
     double modeled_bytes_per_s() const noexcept { return modeled_; }
-    double time_scale() const noexcept { return time_scale_; }
 
 private:
     double modeled_;
-    double time_scale_;
     models::bandwidth::token_bucket down_, up_;
 };
 
 struct proxy_context {
     uv_loop_t* loop = nullptr;
-    const coldbrew::clock* clock = nullptr;
+    // Required: every modeled wait, the fault rules' clock and the buckets' clock.
+    sched::scheduler* scheduler = nullptr;
     // Latency draws: uniform/sample with stream "dependency-latency", key
     // "<dependency>|<env key>|<connection index>", index = request turn (0 = connect). The env
     // key is attach()'s env_key in decimal, "shared" for the shared listener; the connection
@@ -78,10 +86,7 @@ struct proxy_context {
     const models::random_source* rng = nullptr;
     models::faults::decider* faults = nullptr;        // may be null: no fault rules
     telemetry::decision_log* decisions = nullptr;     // may be null
-    double time_scale = 1.0;
     std::string host = "127.0.0.1";
-    // The fault clock (ms since the app was built), as the app's decision point uses.
-    std::function<double()> fault_clock_ms;
 };
 
 struct proxy_counters {
@@ -102,7 +107,8 @@ struct proxy_counters {
 };
 
 // Lives on the loop's thread: every call, the destructor included, is made there. `dep`, `ctx`
-// and what ctx points to (the decider above all) must outlive it. The destructor closes every
+// and what ctx points to (the decider and the scheduler above all) must outlive it. Throws
+// std::invalid_argument when ctx has no scheduler. The destructor closes every
 // handle; the loop must run a little longer for libuv's close callbacks, which free the
 // per-connection state (nothing in them refers back to the proxy).
 // The upstream host may be a name: it is resolved (asynchronously) for every connection, and

@@ -65,6 +65,9 @@ double uv_scheduler::now_ms() const {
 }
 
 timer_ptr uv_scheduler::after(double modeled_ms, std::function<void()> fn) {
+    // The loop's cached time can lag by however long this loop turn has run; a wait counted
+    // from it would end early.
+    uv_update_time(loop_);
     return std::make_unique<uv_timer>(loop_, real_ms(modeled_ms), std::move(fn));
 }
 

@@ -293,9 +293,10 @@ int main(int argc, char** argv) {
     coldbrew::system_clock_source clock;
     coldbrew::models::random_source rng(1);
     loop_thread lt;
+    coldbrew::sched::uv_scheduler scheduler(lt.loop(), clock, 1.0);
     coldbrew::proxy::proxy_context ctx;
     ctx.loop = lt.loop();
-    ctx.clock = &clock;
+    ctx.scheduler = &scheduler;
     ctx.rng = &rng;
     std::unique_ptr<coldbrew::proxy::proxy_set> set;
     int proxy_port = lt.run([&] {

@@ -14,6 +14,7 @@
 
 #include "tests/catch.hpp"
 #include "tests/fakes/manual_clock.hpp"
+#include "tests/fakes/manual_scheduler.hpp"
 
 using coldbrew::functions::invocation;
 using coldbrew::functions::invocation_result;
@@ -34,21 +35,18 @@ enum class act { succeed, fail, throttle, unavailable, defer };
 struct fake_pool {
     struct call {
         std::string function, request_id, payload;
-        std::uint64_t loop_ms;  // uv_now when the attempt started
+        double modeled_ms;  // the scheduler's clock when the attempt started
     };
 
-    uv_loop_t* loop = nullptr;
-    coldbrew::testing::manual_clock* clock = nullptr;
-    double time_scale = 1;
-    double attempt_modeled_ms = 0;  // each attempt moves the clock this far (modeled)
+    coldbrew::testing::manual_scheduler* scheduler = nullptr;
+    double attempt_modeled_ms = 0;  // each attempt takes this long (modeled)
     std::map<std::string, std::deque<act>> script;
     std::vector<call> calls;
     std::vector<invocation> deferred;
 
     void operator()(const std::string& function, invocation inv) {
-        calls.push_back({function, inv.request_id, inv.payload, uv_now(loop)});
-        clock->advance(std::chrono::microseconds(
-            static_cast<std::int64_t>(attempt_modeled_ms * time_scale * 1000)));
+        calls.push_back({function, inv.request_id, inv.payload, scheduler->now_ms()});
+        if (attempt_modeled_ms > 0) scheduler->advance(attempt_modeled_ms);
         act a = act::succeed;
         if (auto& s = script[inv.request_id]; !s.empty()) {
             a = s.front();
@@ -88,26 +86,24 @@ struct fake_pool {
     }
 };
 
+// Modeled time moves only as the test runs the scheduler; at the default scale of 0.001 the
+// manual clock (record timestamps) moves 1 ms per modeled second.
 struct fixture {
-    explicit fixture(double time_scale = 0.001) {
-        uv_loop_init(&loop);
+    explicit fixture(double time_scale = 0.001) : scheduler(time_scale, &clock) {
         std::random_device rd;
         dir = fs::temp_directory_path() / ("coldbrew-event-queue-test-" +
                                            std::to_string(::getpid()) + "-" +
                                            std::to_string(rd()) + std::to_string(rd()));
         fs::create_directories(dir);
-        pool.loop = &loop;
-        pool.clock = &clock;
-        pool.time_scale = time_scale;
+        pool.scheduler = &scheduler;
         queue = std::make_unique<event_queue>(
-            &loop, clock, time_scale, "us-east-1", "123456789012",
+            scheduler, clock, "us-east-1", "123456789012",
             [this](const std::string& f, invocation inv) { pool(f, std::move(inv)); });
     }
     ~fixture() {
         queue.reset();
-        uv_run(&loop, UV_RUN_DEFAULT);
-        // Every handle the queue opened is closed.
-        CHECK(uv_loop_close(&loop) == 0);
+        // Every timer the queue set is gone with it.
+        CHECK(scheduler.pending() == 0);
         std::error_code ec;
         fs::remove_all(dir, ec);
     }
@@ -121,12 +117,18 @@ struct fixture {
         return cfg;
     }
 
-    void run() { uv_run(&loop, UV_RUN_DEFAULT); }
-    // Runs loop turns until `n` attempts have started (bounded, so a bug fails, not hangs).
+    // Fires the timers one due time after another until none is left (bounded, so a bug
+    // fails, not hangs).
+    void run() {
+        for (int i = 0; i < 1000 && scheduler.pending() > 0; ++i) step();
+        REQUIRE(scheduler.pending() == 0);
+    }
+    // Fires timers until `n` attempts have started.
     void run_until_calls(std::size_t n) {
-        for (int i = 0; i < 1000 && pool.calls.size() < n; ++i) uv_run(&loop, UV_RUN_NOWAIT);
+        for (int i = 0; i < 1000 && pool.calls.size() < n && scheduler.pending() > 0; ++i) step();
         REQUIRE(pool.calls.size() == n);
     }
+    void step() { scheduler.advance(scheduler.next_due() - scheduler.now_ms()); }
 
     std::vector<std::string> lines(const std::string& name) const {
         std::vector<std::string> out;
@@ -140,8 +142,8 @@ struct fixture {
         return out;
     }
 
-    uv_loop_t loop{};
     coldbrew::testing::manual_clock clock;  // 2023-11-14T22:13:20.000Z
+    coldbrew::testing::manual_scheduler scheduler;
     fs::path dir;
     fake_pool pool;
     std::unique_ptr<event_queue> queue;
@@ -188,7 +190,7 @@ TEST_CASE("event queue: the first attempt runs on the next loop turn; success go
 
 TEST_CASE("event queue: function errors retry twice, ~1 min then ~2 min, then RetriesExhausted",
           "[unit]") {
-    fixture f;  // 1 modeled min = 60 real ms
+    fixture f;
     f.queue->configure("Hello", "hello-dev", f.destinations());
     f.pool.script["req-1"] = {act::fail, act::fail, act::fail, act::fail};
     f.queue->enqueue("Hello", "req-1", R"({"n":1})");
@@ -196,10 +198,9 @@ TEST_CASE("event queue: function errors retry twice, ~1 min then ~2 min, then Re
 
     REQUIRE(f.pool.calls.size() == 3);
     for (const auto& c : f.pool.calls) CHECK(c.request_id == "req-1");  // reused, as on Lambda
-    const auto first_gap = f.pool.calls[1].loop_ms - f.pool.calls[0].loop_ms;
-    const auto second_gap = f.pool.calls[2].loop_ms - f.pool.calls[1].loop_ms;
-    CHECK(first_gap >= 60);
-    CHECK(second_gap >= 120);
+    CHECK(f.pool.calls[0].modeled_ms == 0);  // on the next loop turn
+    CHECK(f.pool.calls[1].modeled_ms - f.pool.calls[0].modeled_ms == 60000);
+    CHECK(f.pool.calls[2].modeled_ms - f.pool.calls[1].modeled_ms == 120000);
 
     const auto failures = f.records("failure.jsonl");
     REQUIRE(failures.size() == 1);
@@ -242,7 +243,7 @@ TEST_CASE("event queue: a retry that succeeds is recorded as Success with its in
 
 TEST_CASE("event queue: throttles back off 1, 2, 4 s and do not use up MaximumRetryAttempts",
           "[unit]") {
-    fixture f;  // 1 modeled s = 1 real ms
+    fixture f;
     auto cfg = f.destinations();
     cfg.retry.maximum_retry_attempts = 0;
     f.queue->configure("Hello", "hello-dev", cfg);
@@ -251,9 +252,9 @@ TEST_CASE("event queue: throttles back off 1, 2, 4 s and do not use up MaximumRe
     f.run();
 
     REQUIRE(f.pool.calls.size() == 4);
-    CHECK(f.pool.calls[1].loop_ms - f.pool.calls[0].loop_ms >= 1);
-    CHECK(f.pool.calls[2].loop_ms - f.pool.calls[1].loop_ms >= 2);
-    CHECK(f.pool.calls[3].loop_ms - f.pool.calls[2].loop_ms >= 4);
+    CHECK(f.pool.calls[1].modeled_ms - f.pool.calls[0].modeled_ms == 1000);
+    CHECK(f.pool.calls[2].modeled_ms - f.pool.calls[1].modeled_ms == 2000);
+    CHECK(f.pool.calls[3].modeled_ms - f.pool.calls[2].modeled_ms == 4000);
     const auto ok = f.records("success.jsonl");
     REQUIRE(ok.size() == 1);
     CHECK(ok[0]["requestContext"]["approximateInvokeCount"] == 4);
@@ -266,8 +267,9 @@ TEST_CASE("event queue: an event throttled past its maximum age ends with EventA
     auto cfg = f.destinations();
     cfg.retry.maximum_event_age_ms = 60000;
     f.queue->configure("Hello", "hello-dev", cfg);
-    // Each attempt takes 10 modeled s: it ends at age 10, 20, 30, 40, 50 s; the waits after
-    // them are 1, 2, 4, 8 s, and the fifth (16 s) would start the next attempt at 66 s.
+    // Each attempt takes 10 modeled s and the waits count toward the age too: the attempts
+    // end at age 10, 21, 33, 47 and 65 s, after waits of 1, 2, 4 and 8 s; a sixth would
+    // start at 65 + 16 s, past the 60 s maximum.
     f.pool.attempt_modeled_ms = 10000;
     f.pool.script["req-1"] = std::deque<act>(20, act::throttle);
     f.queue->enqueue("Hello", "req-1", "{}");
@@ -282,7 +284,8 @@ TEST_CASE("event queue: an event throttled past its maximum age ends with EventA
     // The function never ran: the throttle as the Invoke API answers it.
     CHECK(r["responseContext"] == json{{"statusCode", 429}});
     CHECK(r["responsePayload"]["Reason"] == "ReservedFunctionConcurrentInvocationLimitExceeded");
-    CHECK(r["timestamp"] == "2023-11-14T22:13:20.050Z");  // 5 × 10 ms of (manual) real time
+    CHECK(r["timestamp"] == "2023-11-14T22:13:20.065Z");  // 65 modeled s × 0.001
+    CHECK(f.pool.calls[4].modeled_ms == 55000);
     const auto s = f.queue->counters("Hello");
     CHECK(s.retried == 4);
     CHECK(s.failed == 1);
@@ -377,7 +380,7 @@ TEST_CASE("event queue: shutdown ends queued events with EmulatorShutdown; in-fl
     CHECK(failures[3]["requestContext"]["requestId"] == "late");
     CHECK(failures[3]["requestContext"]["approximateInvokeCount"] == 0);
 
-    f.run();  // nothing left to run: no timer keeps the loop alive
+    CHECK(f.scheduler.pending() == 0);  // nothing left to run
     CHECK(f.pool.calls.size() == 3);
     const auto s = f.queue->counters("Hello");
     CHECK(s.accepted == 5);
@@ -482,20 +485,14 @@ TEST_CASE("event queue: ISO 8601 timestamps in UTC with milliseconds", "[unit]")
 }
 
 TEST_CASE("event queue: invalid settings are refused", "[unit]") {
-    uv_loop_t loop{};
-    uv_loop_init(&loop);
     coldbrew::testing::manual_clock clock;
+    coldbrew::testing::manual_scheduler scheduler;
     auto noop = [](const std::string&, invocation) {};
-    CHECK_THROWS_AS(event_queue(&loop, clock, 0, "us-east-1", "1", noop), std::invalid_argument);
-    {
-        event_queue q(&loop, clock, 1, "us-east-1", "1", noop);
-        async_function_config cfg;
-        cfg.retry.maximum_retry_attempts = 3;
-        CHECK_THROWS_AS(q.configure("Hello", "hello", cfg), std::invalid_argument);
-        cfg.retry.maximum_retry_attempts = 2;
-        cfg.retry.maximum_event_age_ms = 30000;
-        CHECK_THROWS_AS(q.configure("Hello", "hello", cfg), std::invalid_argument);
-    }
-    uv_run(&loop, UV_RUN_DEFAULT);
-    CHECK(uv_loop_close(&loop) == 0);
+    event_queue q(scheduler, clock, "us-east-1", "1", noop);
+    async_function_config cfg;
+    cfg.retry.maximum_retry_attempts = 3;
+    CHECK_THROWS_AS(q.configure("Hello", "hello", cfg), std::invalid_argument);
+    cfg.retry.maximum_retry_attempts = 2;
+    cfg.retry.maximum_event_age_ms = 30000;
+    CHECK_THROWS_AS(q.configure("Hello", "hello", cfg), std::invalid_argument);
 }

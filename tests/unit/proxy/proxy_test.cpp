@@ -2,8 +2,9 @@
 // sockets: a client in the test's thread and an upstream server in threads of its own. Every
 // thread and socket a test starts ends with it; the loop must close with no handle left.
 //
-// Bandwidth needs real time, so those tests are [integration]; the others finish well under
-// a second and are [unit].
+// Bandwidth and latency checked on the real clock need real time, so those tests are
+// [integration]; the others finish well under a second and are [unit]. Timeouts run on a
+// manual scheduler the test advances, so they wait for nothing.
 
 #include "emulator/proxy/proxy.hpp"
 
@@ -31,6 +32,7 @@
 #include "emulator/telemetry/decision_log.hpp"
 #include "models/distribution/distribution.hpp"
 #include "tests/catch.hpp"
+#include "tests/fakes/manual_scheduler.hpp"
 
 using namespace coldbrew;
 using namespace coldbrew::proxy;
@@ -164,6 +166,12 @@ std::string recv_exact(int fd, std::size_t n) {
 
 // Everything until EOF. `error` is 0 after a clean EOF, else the errno (ECONNRESET, EAGAIN
 // for the receive timeout).
+// True when nothing (no bytes, no EOF, no reset) has arrived on fd yet.
+bool quiet(int fd) {
+    pollfd p{fd, POLLIN, 0};
+    return ::poll(&p, 1, 0) == 0;
+}
+
 std::string recv_until_end(int fd, int& error) {
     std::string out;
     char buf[64 * 1024];
@@ -340,9 +348,14 @@ private:
 
 // ---- the fixture --------------------------------------------------------------------------
 
+// The fixture's modeled time: the live scheduler on the loop (at a scale), or a manual one.
+struct manual_time {};
+
 struct fixture {
     loop_thread lt;
     system_clock_source clock;
+    std::unique_ptr<sched::scheduler> scheduler;
+    testing::manual_scheduler* manual = nullptr;  // with manual_time
     models::random_source rng{42};
     mf::fault_registry registry;
     std::unique_ptr<mf::decider> decider;
@@ -352,6 +365,16 @@ struct fixture {
     std::unique_ptr<dependency_proxy> proxy;
 
     explicit fixture(int upstream_port, double time_scale = 1.0) {
+        init(upstream_port, std::make_unique<sched::uv_scheduler>(lt.loop(), clock, time_scale));
+    }
+    fixture(int upstream_port, manual_time) {
+        auto m = std::make_unique<testing::manual_scheduler>();
+        manual = m.get();
+        init(upstream_port, std::move(m));
+    }
+
+    void init(int upstream_port, std::unique_ptr<sched::scheduler> s) {
+        scheduler = std::move(s);
         mf::register_builtin_faults(registry);
         decider = std::make_unique<mf::decider>(registry, 1);
         dep.name = "db";
@@ -359,11 +382,10 @@ struct fixture {
         dep.upstream_port = upstream_port;
         dep.env = {{"DB_ADDR", "{address}"}};
         ctx.loop = lt.loop();
-        ctx.clock = &clock;
+        ctx.scheduler = scheduler.get();
         ctx.rng = &rng;
         ctx.faults = decider.get();
         ctx.decisions = &log;
-        ctx.time_scale = time_scale;
     }
 
     ~fixture() {
@@ -401,6 +423,11 @@ struct fixture {
 
     proxy_counters counters() {
         return lt.run([this] { return proxy->counters(); });
+    }
+
+    // Moves the manual scheduler's modeled time, on the loop's thread.
+    void advance(double modeled_ms) {
+        lt.run([&] { manual->advance(modeled_ms); });
     }
 
     // Polls the loop thread until `pred(counters)` holds or 5 s passed.
@@ -579,7 +606,7 @@ TEST_CASE("proxy: an upstream that is down resets the client", "[unit]") {
     CHECK(c.bytes_upstream == 0);
 }
 
-TEST_CASE("proxy: an upstream that never accepts hits the connect timeout", "[integration]") {
+TEST_CASE("proxy: an upstream that never accepts hits the connect timeout", "[unit]") {
     // A listener with a full accept queue: Linux drops further SYNs, so a connect hangs.
     int lfd = ::socket(AF_INET, SOCK_STREAM, 0);
     auto a = loopback(0);
@@ -597,20 +624,21 @@ TEST_CASE("proxy: an upstream that never accepts hits the connect timeout", "[in
     pollfd p{fillers[0], POLLOUT, 0};
     REQUIRE(::poll(&p, 1, 1000) == 1);  // the queue holds the first one
 
-    fixture f(ntohs(a.sin_port));
+    fixture f(ntohs(a.sin_port), manual_time{});
     f.dep.connect_timeout_ms = 150;
     int port = f.start();
-    auto t0 = steady::now();
     int fd = dial(port);
     REQUIRE(fd >= 0);
+    REQUIRE(f.wait_for([](const proxy_counters& c) { return c.connections == 1; }));
+    f.advance(149);
+    CHECK(quiet(fd));
+    f.advance(1);
     int error = 0;
     recv_until_end(fd, error);
-    double took = seconds_since(t0);
     ::close(fd);
     for (int x : fillers) ::close(x);
     ::close(lfd);
     CHECK(error == ECONNRESET);
-    CHECK(took >= 0.14);
     REQUIRE(f.wait_for([](const proxy_counters& c) { return c.active == 0; }));
     CHECK(f.counters().connect_timeouts == 1);
 }
@@ -672,25 +700,25 @@ TEST_CASE("proxy: reset on the 2nd request turn", "[unit]") {
     CHECK(c.bytes_upstream == 3);  // "two" never reached the upstream
 }
 
-TEST_CASE("proxy: hang on a request drops the bytes, then closes after close_after", "[integration]") {
+TEST_CASE("proxy: hang on a request drops the bytes, then closes after close_after", "[unit]") {
     upstream_server up(upstream_server::mode::echo);
-    fixture f(up.port());
+    fixture f(up.port(), manual_time{});
     f.rule(R"({"dependency":"db","on":"request","nth":2,"fault":{"kind":"hang","close_after":"300ms"}})");
     int port = f.start();
     int fd = dial(port);
     REQUIRE(fd >= 0);
     REQUIRE(send_all(fd, "one"));
     CHECK(recv_exact(fd, 3) == "one");
-    auto t0 = steady::now();
     REQUIRE(send_all(fd, "two"));
+    REQUIRE(f.wait_for([](const proxy_counters& c) { return c.faults.count("hang") == 1; }));
+    f.advance(299);
+    CHECK(quiet(fd));
+    f.advance(1);
     int error = -1;
     std::string rest = recv_until_end(fd, error);
-    double took = seconds_since(t0);
     ::close(fd);
     CHECK(rest.empty());
     CHECK(error == 0);  // closed with a FIN
-    CHECK(took >= 0.29);
-    CHECK(took < 2.0);
     REQUIRE(f.wait_for([](const proxy_counters& c) { return c.active == 0; }));
     auto c = f.counters();
     CHECK(c.faults.at("hang") == 1);
@@ -819,23 +847,26 @@ TEST_CASE("proxy: time_scale multiplies latency", "[integration]") {
     CHECK(f.counters().latency_ms == Approx(1000));  // modeled
 }
 
-TEST_CASE("proxy: an idle connection is closed after idle_timeout", "[integration]") {
+TEST_CASE("proxy: an idle connection is closed after idle_timeout", "[unit]") {
     upstream_server up(upstream_server::mode::echo);
-    fixture f(up.port());
+    fixture f(up.port(), manual_time{});
     f.dep.idle_timeout_ms = 100;
     int port = f.start();
     int fd = dial(port);
     REQUIRE(fd >= 0);
     REQUIRE(send_all(fd, "x"));
     CHECK(recv_exact(fd, 1) == "x");
-    auto t0 = steady::now();
+    // Traffic 60 ms in restarts the wait: the connection is closed 100 ms after it.
+    f.advance(60);
+    REQUIRE(send_all(fd, "y"));
+    CHECK(recv_exact(fd, 1) == "y");
+    f.advance(99);
+    CHECK(quiet(fd));
+    f.advance(1);
     int error = -1;
     recv_until_end(fd, error);
-    double took = seconds_since(t0);
     ::close(fd);
     CHECK(error == 0);
-    CHECK(took >= 0.09);
-    CHECK(took < 1.0);
     REQUIRE(f.wait_for([](const proxy_counters& c) { return c.active == 0; }));
     CHECK(f.counters().idle_timeouts == 1);
 }
@@ -893,9 +924,10 @@ TEST_CASE("proxy_set: variables for the functions a dependency applies to", "[un
     deps[1].env = {{"STORE_PORT", "{port}"}};
     deps[1].functions = {"Worker"};
     system_clock_source clock;
+    sched::uv_scheduler scheduler(lt.loop(), clock, 1.0);
     proxy_context ctx;
     ctx.loop = lt.loop();
-    ctx.clock = &clock;
+    ctx.scheduler = &scheduler;
 
     auto [api_vars, worker_vars, json] = lt.run([&] {
         proxy_set set(deps, ctx);
@@ -941,9 +973,10 @@ TEST_CASE("proxy_set: a listener that cannot open names its dependency", "[unit]
         d.upstream_port = 1;
     }
     system_clock_source clock;
+    sched::uv_scheduler scheduler(lt.loop(), clock, 1.0);
     proxy_context ctx;
     ctx.loop = lt.loop();
-    ctx.clock = &clock;
+    ctx.scheduler = &scheduler;
     auto [ec, failed, first_port] = lt.run([&] {
         proxy_set set(deps, ctx);
         std::string name;
@@ -1045,11 +1078,9 @@ TEST_CASE("proxy: an environment's link is shared by its connections", "[integra
     // Sends `size` bytes on each of `n` connections to the environment's port at once;
     // returns the slowest connection's seconds.
     auto run = [&](std::uint64_t env_key, int n) {
-        auto now_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                          f.clock.steady().time_since_epoch())
-                          .count();
         int port = f.attach(env_key, "Worker",
-                            std::make_shared<environment_link>(4e6, 64 * 1024, 1.0, now_us));
+                            std::make_shared<environment_link>(
+                                4e6, 64 * 1024, modeled_now_us(*f.scheduler)));
         std::vector<double> took(static_cast<std::size_t>(n));
         std::vector<std::uint64_t> counts(static_cast<std::size_t>(n));
         std::vector<std::thread> threads;
