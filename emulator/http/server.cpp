@@ -72,6 +72,14 @@ bool writable_field(const std::string& name, const std::string& value) {
     return true;
 }
 
+// Hand-written, not Beast's serializer (response<empty_body> with bhttp::serializer was tried):
+// Beast's fields trim spaces around values, move a repeated field up next to its first
+// occurrence (X-A, Y, X-A goes out as X-A, X-A, Y), and throw std::length_error from inside the
+// libuv callback for a field over 64 KB; the test "fields go out in the order, case and bytes
+// set" pins what this writes. Speed was not the reason: tools/bench/gateway_latency.sh 20000,
+// 4 connections, gave 4426-6163 rps (mean 5320, 7 runs) with this and 3845-6671 (mean 5295,
+// 6 runs) with Beast, interleaved on 2 cores shared with other builds; alone, Beast took
+// 1.0-1.4 us per typical gateway response (5 fields, 30-byte body) against 0.26-0.38 us here.
 std::string serialize(const response& res, bool keep_alive, bool head_request, int version = 11) {
     // RFC 9110 §6.4.1: 1xx, 204 and 304 responses have no content; 1xx and 204 no
     // Content-Length either.

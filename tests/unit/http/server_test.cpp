@@ -1050,3 +1050,70 @@ TEST_CASE("server: a held responder whose on_close holds it does not outlive its
     CHECK(token.expired());
     ::close(fd);
 }
+
+TEST_CASE("server: fields go out in the order, case and bytes set; the server owns framing fields", "[unit]") {
+    loop_fixture f;
+    server s(&f.loop, [](request req, responder respond) {
+        response res;
+        if (req.path() == "/early") {
+            res.status = 102;
+            res.body = "dropped";
+            respond(std::move(res));
+            return;
+        }
+        res.status = 201;
+        res.add("X-First", "1");
+        res.add("set-cookie", "a=1");
+        res.add("Content-Length", "999");
+        res.add("X-Mid", "  spaced  ");
+        res.add("Set-Cookie", "b=2");  // a duplicate after another field stays where it was put
+        res.add("connection", "keep-alive");
+        res.add("Transfer-Encoding", "chunked");
+        res.body = "hello";
+        respond(std::move(res));
+    });
+    REQUIRE_FALSE(s.listen("127.0.0.1", 0));
+    int port = s.port();
+    const std::string head =
+        "HTTP/1.1 201 Created\r\nX-First: 1\r\nset-cookie: a=1\r\nX-Mid:   spaced  \r\n"
+        "Set-Cookie: b=2\r\nContent-Length: 5\r\nConnection: close\r\n\r\n";
+    auto get = f.drive([&] { return exchange(port, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", false); });
+    CHECK(get == head + "hello");
+    auto head_only = f.drive([&] { return exchange(port, "HEAD / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", false); });
+    CHECK(head_only == head);  // the length of the body a GET would get, and no body
+    auto early = f.drive([&] { return exchange(port, "GET /early HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", false); });
+    CHECK(early == "HTTP/1.1 102 Processing\r\nConnection: close\r\n\r\n");
+}
+
+TEST_CASE("server: HTTP/1.0 is told keep-alive only when it asked; HTTP/1.1 is told close only", "[unit]") {
+    loop_fixture f;
+    server s(&f.loop, [](request, responder respond) {
+        response res;
+        res.body = "ok";
+        respond(std::move(res));
+    });
+    REQUIRE_FALSE(s.listen("127.0.0.1", 0));
+    int port = s.port();
+    auto ten = f.drive([&] { return exchange(port, "GET / HTTP/1.0\r\n\r\n", false); });
+    CHECK(ten == "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+    auto ten_kept = f.drive([&] {
+        int fd = connect_to(port);
+        timeval limit{5, 0};
+        ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
+        std::string raw = "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n";
+        ::send(fd, raw.data(), raw.size(), MSG_NOSIGNAL);
+        std::string got;
+        read_until(fd, "\r\n\r\nok", got);
+        ::close(fd);
+        return got;
+    });
+    CHECK(ten_kept == "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok");
+    auto eleven_kept = f.drive([&] {
+        int fd = send_request(port);
+        std::string got;
+        read_until(fd, "\r\n\r\nok", got);
+        ::close(fd);
+        return got;
+    });
+    CHECK(eleven_kept == "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+}
