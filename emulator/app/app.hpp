@@ -7,12 +7,17 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <system_error>
 
 #include "emulator/admin/admin_api.hpp"
 #include "emulator/config/stack.hpp"
+#include "emulator/front/executor.hpp"
+#include "emulator/front/gateway_front.hpp"
+#include "emulator/front/invoke_front.hpp"
+#include "emulator/scheduler/scheduler.hpp"
 #include "emulator/functions/function_model.hpp"
 #include "emulator/functions/function_pool.hpp"
 #include "emulator/http/server.hpp"
@@ -26,10 +31,6 @@
 #include "emulator/telemetry/trace.hpp"
 
 namespace coldbrew::app {
-
-struct pending_request;
-struct faulted_request;
-struct exchange;
 
 struct app_dependencies {
     uv_loop_t* loop = nullptr;
@@ -49,8 +50,7 @@ struct app_dependencies {
     std::vector<std::pair<std::string, std::string>> host_env;
     // Where each front-end request's trace goes when it is answered (null: nothing is traced).
     telemetry::trace_sink* traces = nullptr;
-    // Modeled time for the pools, the event queue and the proxies; required, built from the
-    // stack's time_scale next to the loop and the clock.
+    // Modeled time (required): every modeled wait and rate of the app goes through it.
     sched::scheduler* scheduler = nullptr;
 };
 
@@ -83,58 +83,45 @@ public:
     // Invokes a function directly (the path `coldbrew invoke` takes). Unknown name: false.
     bool invoke(const std::string& function, functions::invocation inv);
 
-    // Stops accepting requests, lets in-flight invocations finish for up to drain_ms, then
-    // kills every execution environment and calls done. A second call kills at once.
+    // Stops accepting requests, lets in-flight invocations finish for up to drain_ms (real
+    // time), then kills every execution environment and calls done. A second call kills at
+    // once.
     void shutdown(std::uint64_t drain_ms, std::function<void()> done);
 
-    std::size_t in_flight() const;
+    // Invocations handed to the pools and not yet answered (clients', async events', direct).
+    std::size_t in_flight() const noexcept { return in_flight_; }
 
     // Counters per function, in template order of names.
     std::vector<std::pair<std::string, functions::pool_stats>> stats() const;
-
-    struct gateway_state;
 
     // Asynchronous invocations accepted, by function.
     std::vector<std::pair<std::string, invoke::event_queue::stats>> async_stats() const;
 
     // How requests ended, per front end.
-    const admin::request_outcomes& gateway_outcomes() const noexcept { return outcomes_gateway_; }
-    const admin::request_outcomes& invoke_outcomes() const noexcept { return outcomes_invoke_; }
+    const admin::request_outcomes& gateway_outcomes() const noexcept;
+    const admin::request_outcomes& invoke_outcomes() const noexcept;
     // Every gateway and Invoke API request's record (status, latency, outcome, cold start),
     // and the Init Duration of every cold start: GET /metrics and the run summary.
     const telemetry::request_stats& requests() const noexcept { return *request_stats_; }
-
-    struct fault_state;
+    // When the counters were last reset (POST /counters/reset, POST /reset), in ms since the
+    // app was built; nullopt when never.
+    std::optional<double> counters_reset_at_ms() const noexcept { return reset_at_ms_; }
 
 private:
-    // `ex`: the request's record, which `respond` answers through (see exchange in app.cpp).
-    void on_gateway_request(http::request req, http::responder respond,
-                            const std::shared_ptr<exchange>& ex);
-    void on_invoke_request(http::request req, http::responder respond,
-                           const std::shared_ptr<exchange>& ex);
-    // Wraps a front end's responder so the request is recorded once its exchange ends.
-    std::shared_ptr<exchange> track(const char* front, const http::request& req,
-                                    http::responder respond);
-    // `trace_header`: the request's X-Amzn-Trace-Id ("" when absent); `started`: when it
-    // arrived (its trace's start).
-    void invoke_sync(functions::function_pool& pool, invoke::invoke_request call,
-                     const invoke::context& ctx, http::responder respond,
-                     std::string trace_header, std::chrono::steady_clock::time_point started,
-                     std::shared_ptr<exchange> ex);
+    class pool_target;
+    std::unique_ptr<http::server> make_server(std::size_t body_limit,
+                                              std::function<http::response(http::parse_failure)> bad,
+                                              http::server::handler handle);
     functions::function_pool* find_pool(std::string_view name);
-    // A phantom request (plan phantom_before / phantom_after): the function runs only for
-    // phantom-after (its side effects happen, its answer goes nowhere); the client gets
-    // `timed_out()` after `wait_ms` (real, already scaled), nothing (hang), or a reset.
-    void lose(const std::shared_ptr<faulted_request>& p, double wait_ms,
-              std::function<http::response()> timed_out, functions::function_pool& pool,
-              functions::invocation inv);
-    void gateway_integrate(const std::shared_ptr<pending_request>& p,
-                           functions::function_pool& pool, functions::invocation inv);
-    // The fault decision point's clock: milliseconds since the app was built (rule windows).
-    double fault_clock_ms() const;
+    front::function_target* find_target(std::string_view name, bool deployed_names);
+    // Every invocation reaches a pool through here, so in_flight() is exact and the drain
+    // learns the moment it reaches zero.
+    void invoke_pool(functions::function_pool& pool, functions::invocation inv);
+    void invocation_ended();
+    void finish_shutdown();
     // Abandons every request a fault holds and closes every front end's connections.
     void close_front_ends();
-    void record_decision(const models::faults::decision& d);
+    void reset_counters();
 
     const config::stack& stack_;
     app_dependencies deps_;
@@ -143,22 +130,24 @@ private:
     // Before the pools: environments detach from their proxies as the pools go.
     std::unique_ptr<proxy::proxy_set> proxies_;
     std::map<std::string, std::unique_ptr<functions::function_pool>, std::less<>> pools_;
-    std::unique_ptr<gateway_state> gateway_;
+    std::map<std::string, std::unique_ptr<pool_target>, std::less<>> targets_;
+    // Shared with each request's record, which may outlive the app and then records nothing.
+    std::shared_ptr<telemetry::request_stats> request_stats_ =
+        std::make_shared<telemetry::request_stats>();
+    std::unique_ptr<front::executor> executor_;
+    std::unique_ptr<front::gateway_front> gateway_;
+    std::unique_ptr<front::invoke_front> invoke_front_;
     std::unique_ptr<http::server> gateway_server_;
     std::unique_ptr<http::server> invoke_server_;
     std::unique_ptr<http::server> admin_server_;
-    std::unique_ptr<fault_state> faults_;
-    admin::request_outcomes outcomes_gateway_, outcomes_invoke_;
-    // Shared with each request's exchange, which may outlive the app and then records nothing.
-    std::shared_ptr<telemetry::request_stats> request_stats_ =
-        std::make_shared<telemetry::request_stats>();
     std::unique_ptr<invoke::event_queue> events_;
-    std::uint64_t next_invoke_index_ = 0;
-    uv_timer_t* drain_timer_ = nullptr;
+    std::size_t in_flight_ = 0;
+    sched::timer_ptr drain_timer_;
     std::function<void()> on_shutdown_done_;
-    std::uint64_t drain_deadline_ms_ = 0;
     bool shutting_down_ = false;
+    bool draining_ = false;
     std::chrono::steady_clock::time_point built_at_;
+    std::optional<double> reset_at_ms_;
     admin::admin_context admin_ctx_;
 };
 
