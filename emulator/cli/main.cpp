@@ -713,6 +713,8 @@ int run_up(const load_flags& lf, int port, const std::string& host,
         summary.requests = &application->requests();
         summary.faults_by_kind = faults.counters().by_kind;
         summary.fault_overflow = faults.counters().overflow;
+        summary.fault_missed = faults.counters().missed;
+        summary.counters_reset_at_ms = application->counters_reset_at_ms();
         std::fputs(telemetry::render_run_summary(summary).c_str(), stdout);
     }
     application.reset();

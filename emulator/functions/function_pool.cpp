@@ -137,6 +137,11 @@ pool_stats function_pool::stats() const {
     return s;
 }
 
+void function_pool::reset_stats() {
+    // Only the counts: environments and busy are read live from the environments.
+    stats_ = pool_stats{};
+}
+
 void function_pool::invoke(invocation inv) {
     // Request ids and trace ids are draws keyed by the function and its invocation count, so a
     // seeded run repeats them exactly.

@@ -162,6 +162,8 @@ public:
 
     const config::function& function() const noexcept { return fn_; }
     pool_stats stats() const;
+    // Zeroes the counts (POST /counters/reset, POST /reset); what is alive stays counted.
+    void reset_stats();
 
 private:
     friend class execution_environment;

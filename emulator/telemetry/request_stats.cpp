@@ -83,6 +83,7 @@ void request_stats::reset() {
     routes_.clear();
     fronts_.clear();
     all_ = totals{};
+    init_.clear();
     first_start_ms_.reset();
     last_end_ms_.reset();
 }

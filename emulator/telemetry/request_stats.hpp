@@ -108,8 +108,8 @@ class request_stats {
     // REPORT line states it), from every invocation, a client's or not.
     void record_init(std::string_view function, double init_duration_ms);
 
-    // Forgets every request (POST /counters/reset, POST /reset). Init Durations stay: they go
-    // with the pools' cold-start counters, which are never reset.
+    // Forgets every request and every Init Duration (POST /counters/reset, POST /reset), as
+    // the pools' cold-start counters are zeroed with them.
     void reset();
 
     const std::map<route_key, route_stats>& routes() const noexcept { return routes_; }

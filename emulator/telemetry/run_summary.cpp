@@ -99,6 +99,9 @@ std::string render_run_summary(const run_summary_input& in) {
     std::string out = "coldbrew: run summary (" + fixed(in.run_ms / 1000.0) + " s";
     if (in.time_scale != 1.0)
         out += "; injected waits and cold starts ran at time_scale " + fixed(in.time_scale, 3);
+    if (in.counters_reset_at_ms)
+        out += "; counted since the counters were reset, " +
+               fixed(*in.counters_reset_at_ms / 1000.0) + " s into the run";
     out += ")";
     const request_stats* rs = in.requests;
     if (!rs || rs->all().requests == 0) {

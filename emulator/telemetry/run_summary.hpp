@@ -30,6 +30,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 namespace coldbrew::telemetry {
@@ -43,6 +44,9 @@ struct run_summary_input {
     std::map<std::string, std::uint64_t> faults_by_kind;
     std::uint64_t fault_overflow = 0;
     std::uint64_t fault_missed = 0;
+    // When the counters were last reset (POST /counters/reset, POST /reset), in ms of the
+    // run: everything the summary counts is from then on, and its first line says so.
+    std::optional<double> counters_reset_at_ms;
 };
 
 // The block, every line ending in '\n'. Fronts are named "gateway" and "invoke API"

@@ -115,3 +115,16 @@ TEST_CASE("run summary: no requests, a scaled run, clients that left", "[unit]")
     // One request has no rate.
     CHECK(has(text, "    requests ............ 1\n"));
 }
+
+TEST_CASE("run summary: after a counter reset it says what it counts from", "[unit]") {
+    run_summary_input in;
+    in.run_ms = 9000;
+    in.counters_reset_at_ms = 4200;
+    in.fault_missed = 2;
+    in.faults_by_kind = {{"function_error", 3}};
+    const auto text = render_run_summary(in);
+    CHECK(text.rfind("coldbrew: run summary (9.0 s; counted since the counters were reset, "
+                     "4.2 s into the run): no requests\n",
+                     0) == 0);
+    CHECK(text.find("function_error: 3; missed: 2") != std::string::npos);
+}
