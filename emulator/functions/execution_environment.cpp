@@ -255,9 +255,8 @@ void execution_environment::after_wire(std::int64_t wait_us, std::function<void(
 
 void execution_environment::begin_shaping(telemetry::request_trace& trace, std::int64_t wait_us,
                                           std::size_t bytes, std::string_view direction) const {
-    // The trace takes the wait as slept (real) and states it modeled.
-    telemetry::begin_shaping(trace, ctx_.scheduler->real_ms(static_cast<double>(wait_us) / 1000.0),
-                             bytes, direction);
+    // The wait is modeled (the bucket runs on modeled time): the span states it as it is.
+    telemetry::begin_shaping(trace, static_cast<double>(wait_us) / 1000.0, bytes, direction);
 }
 
 void execution_environment::detach_dependencies() {

@@ -261,12 +261,12 @@ std::vector<span> request_trace::spans() const {
     return out;
 }
 
-void begin_shaping(request_trace& t, double real_ms, std::size_t bytes,
+void begin_shaping(request_trace& t, double modeled_ms, std::size_t bytes,
                    std::string_view direction) {
     t.begin("network.shaping");
     t.annotate("coldbrew.bytes", static_cast<std::int64_t>(bytes));
     t.annotate("coldbrew.direction", std::string(direction));
-    if (t.time_scale() > 0) t.annotate_modeled(real_ms / t.time_scale());
+    t.annotate_modeled(modeled_ms);
 }
 
 } // namespace coldbrew::telemetry

@@ -195,9 +195,10 @@ class request_trace {
     bool finished_ = false;
 };
 
-// Enters "network.shaping" for a payload a modeled bandwidth holds back `real_ms` (scaled):
+// Enters "network.shaping" for a payload a modeled bandwidth holds back `modeled_ms`:
 // attributes coldbrew.bytes, coldbrew.direction ("to_environment", "from_environment") and
-// coldbrew.modeled_ms = real_ms / time_scale.
-void begin_shaping(request_trace& t, double real_ms, std::size_t bytes, std::string_view direction);
+// coldbrew.modeled_ms.
+void begin_shaping(request_trace& t, double modeled_ms, std::size_t bytes,
+                   std::string_view direction);
 
 } // namespace coldbrew::telemetry
