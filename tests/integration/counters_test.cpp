@@ -5,6 +5,8 @@
 #include <signal.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <regex>
 #include <thread>
 
@@ -39,6 +41,13 @@ double metric_total(const std::string& text, const std::string& name,
     return total;
 }
 
+// A number from the environment, for running the soak larger by hand:
+//   COLDBREW_SOAK_REQUESTS=10000 COLDBREW_SOAK_PERCENT=1 build/tests/integration_tests 'counters: by-kind*'
+int env_int(const char* name, int fallback) {
+    const char* v = std::getenv(name);
+    return v && *v ? std::atoi(v) : fallback;
+}
+
 }  // namespace
 
 TEST_CASE("counters: by-kind, by-rule and by-action totals equal the injected outcomes",
@@ -58,26 +67,20 @@ TEST_CASE("counters: by-kind, by-rule and by-action totals equal the injected ou
     // time_scale 0.01: a phantom's 2 s integration timeout answers after 20 ms. Exits are
     // killed 2 ms (modeled 200 ms) after delivery while the handler sleeps 0 or 10 ms, so some
     // handlers answer before their kill (a missed fault) and others do not.
-    dir.write("coldbrew.yaml", R"(time_scale: 0.01
-max_environments: 8
-gateway:
-  integration_timeout_ms: 2000
-faults:
-  rules:
-    - name: lose
-      probability: 3%
-      fault: { kind: phantom, after_share: 0.5, client_sees: timeout }
-    - name: crash
-      probability: 3%
-      fault: { kind: function_error, mode: exit, after: 200ms }
-)");
+    const std::string percent = std::to_string(env_int("COLDBREW_SOAK_PERCENT", 3)) + "%";
+    dir.write("coldbrew.yaml", "time_scale: 0.01\nmax_environments: 8\ngateway:\n"
+                               "  integration_timeout_ms: 2000\nfaults:\n  rules:\n"
+                               "    - name: lose\n      probability: " + percent + "\n"
+                               "      fault: { kind: phantom, after_share: 0.5, client_sees: timeout }\n"
+                               "    - name: crash\n      probability: " + percent + "\n"
+                               "      fault: { kind: function_error, mode: exit, after: 200ms }\n");
     coldbrew_process cb({"up", dir.path().string(), "--port", "0", "--invoke-port", "0",
                          "--admin-port", "0", "--seed", "5"});
     const int port = cb.wait_for_port();
     const int invoke = cb.wait_for_invoke_port();
     const int admin = cb.wait_for_admin_port();
 
-    constexpr int per_thread = 150;
+    const int per_thread = env_int("COLDBREW_SOAK_REQUESTS", 600) / 4;
     std::atomic<int> answered{0};
     auto worker = [&](int t) {
         for (int i = 0; i < per_thread; ++i) {
@@ -95,6 +98,7 @@ faults:
 
     auto counters = json::parse(http_request(admin, "GET", "/counters").body);
     INFO(counters.dump(2));
+    if (std::getenv("COLDBREW_SOAK_PRINT")) std::printf("%s\n", counters.dump(2).c_str());
     const auto& faults = counters["faults"];
     const auto& req = counters["requests"];
     const auto injected = req["gateway"]["injected_fault"].get<std::uint64_t>() +
@@ -124,6 +128,8 @@ faults:
     REQUIRE(cb.wait_exit(std::chrono::seconds(20)) == 0);
     const auto out = cb.stdout_text();
     INFO(out);
+    if (std::getenv("COLDBREW_SOAK_PRINT"))
+        std::printf("%s\n", out.substr(out.find("coldbrew: run summary")).c_str());
     // The summary's faults line adds up to the outcomes' injected faults.
     std::smatch m;
     const std::string faults_line = [&] {

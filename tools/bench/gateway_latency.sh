@@ -6,7 +6,8 @@
 #
 # Prints the p50/p99 of one keep-alive connection through coldbrew, the same against a
 # trivial baseline HTTP server (client + kernel cost), their difference (coldbrew's added
-# latency; targets: p50 < 0.3 ms, p99 < 2 ms), and throughput with 4 connections.
+# latency; targets: p50 < 0.3 ms, p99 < 2 ms), throughput with 4 connections, and coldbrew's own
+# CPU time per request during that run.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 requests=${1:-20000}
@@ -47,4 +48,12 @@ field() { grep -o "$1 [0-9.]*" "$2" | awk '{print $2}'; }
 awk -v a="$(field p50 "$work/cb.txt")" -v b="$(field p50 "$work/base.txt")" \
     -v c="$(field p99 "$work/cb.txt")" -v d="$(field p99 "$work/base.txt")" \
     'BEGIN { printf "coldbrew added latency:  p50 %.3f ms  p99 %.3f ms  (targets 0.3 / 2)\n", a-b, c-d }'
+# coldbrew's own CPU time (user + system, from /proc) per request of the 4-connection run: a
+# steadier figure than requests/s on a machine that is doing other things.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+cb_pid=${pids[0]}
+before=$(cpu_ticks "$cb_pid")
 echo "coldbrew, 4 connections: $($client client "$port" /hello/cpp 4 "$requests")"
+after=$(cpu_ticks "$cb_pid")
+awk -v t="$((after - before))" -v hz="$(getconf CLK_TCK)" -v n="$((4 * requests))" \
+    'BEGIN { printf "coldbrew CPU per request: %.1f us (user + system, 4 connections)\n", t / hz / n * 1e6 }'
