@@ -20,6 +20,8 @@ struct executor_state {
     std::size_t open = 0;
     bool stopping = false;
 
+    // Keeps `r` until its fault lets go: shutdown and a leaving client end what is here.
+    void hold(const std::shared_ptr<request>& r);
     admin::request_outcomes& outcomes(mf::front where) {
         return where == mf::front::invoke ? invoke : gateway;
     }
@@ -59,6 +61,12 @@ std::string draw_xray_root(const coldbrew::clock& clock, const models::random_so
     std::snprintf(epoch, sizeof(epoch), "%08llx",
                   static_cast<unsigned long long>(clock.epoch_ms() / 1000));
     return std::string("Root=1-") + epoch + "-" + models::random_hex(rng, stream, key, index, 24);
+}
+
+void executor_state::hold(const std::shared_ptr<request>& r) {
+    if (r->held_it_) return;
+    held.push_back(r);
+    r->held_it_ = std::prev(held.end());
 }
 
 // ---- request -------------------------------------------------------------------------------
@@ -102,11 +110,17 @@ void request::count(request_end e) {
     injected_ = injected();
     // A bug outranks everything; otherwise a fault that happened decides the outcome.
     if (injected_ && e != request_end::emulator_error) e = request_end::injected_fault;
-    // A fault that fired and did not happen goes back to the decider, which counts it as
-    // missed: its by-kind, by-rule and by-action totals then match the injected outcomes.
-    if (missed_ && !fault_.rule.empty() && !fault_.overflow && st && st->deps.faults) {
-        st->deps.faults->missed(fault_);
-        fault_.id = 0;
+    // The decider counts a fault that fired when its request's outcome is counted, here:
+    // injected if it reached the client, missed if not (the handler answered before the
+    // kill). Its by-kind, by-rule and by-action totals then equal the injected outcomes at
+    // every moment, and never go down.
+    if (!fault_.rule.empty() && !fault_.overflow && st && st->deps.faults) {
+        if (e == request_end::injected_fault) {
+            st->deps.faults->injected(fault_);
+        } else if (missed_) {
+            st->deps.faults->missed(fault_);
+            fault_.id = 0;
+        }
     }
     rec_.end = e;
     rec_.fault_kind = injected_ ? fault_.kind : std::string();
@@ -312,7 +326,9 @@ void executor::run(const std::shared_ptr<request>& r, std::unique_ptr<protocol> 
     // to it (Envoy's fault filter sits before the router for the same reason).
     if (r->trace_) r->trace_->begin("fault.decision");
     if (d.faults) {
-        r->fault_ = d.faults->decide(facts, d.scheduler->now_ms());
+        auto f = facts;
+        f.counted_by_caller = true;  // see request::count
+        r->fault_ = d.faults->decide(f, d.scheduler->now_ms());
         if (!r->fault_.log_line.empty() && d.decisions) d.decisions->write(r->fault_.log_line);
         trace_decision(r->trace_.get(), r->fault_);
     }
@@ -328,8 +344,7 @@ void executor::run(const std::shared_ptr<request>& r, std::unique_ptr<protocol> 
         r->trace_->begin("fault.delay");
         r->trace_->annotate_modeled(delay_ms);
     }
-    state_->held.push_back(r);
-    r->held_it_ = std::prev(state_->held.end());
+    state_->hold(r);
     r->wait_ = d.scheduler->after(delay_ms, [this, r, &target, inv = std::move(inv)]() mutable {
         r->release();
         if (state_->stopping) {
@@ -379,21 +394,24 @@ void executor::lose(const std::shared_ptr<request>& r, bool after, mf::client_ou
     if (r->trace_) r->trace_->begin("fault.phantom");
     switch (client) {
     case mf::client_outcome::timeout:
-        state_->held.push_back(r);
-        r->held_it_ = std::prev(state_->held.end());
+        state_->hold(r);
         r->wait_ = state_->deps.scheduler->after(r->proto_->lost_wait_ms(), [r] {
             r->send(r->proto_->lost_answer(), request_end::served);
         });
         break;
     case mf::client_outcome::hang:
         r->hold();
-        state_->held.push_back(r);
-        r->held_it_ = std::prev(state_->held.end());
+        state_->hold(r);
         spdlog::info("request held without an answer  (fault {})", r->fault_.rule);
         break;
     case mf::client_outcome::reset:
-        // Phantom-after: the answer is lost on its way back, so the reset waits for it.
-        if (!after) r->reset_connection();
+        // Phantom-after: the answer is lost on its way back, so the reset waits for it, held
+        // (a client that leaves first ends the fault then).
+        if (!after) {
+            r->reset_connection();
+        } else {
+            state_->hold(r);
+        }
         break;
     }
     if (!after) return;

@@ -152,6 +152,7 @@ public:
 
 private:
     friend class executor;
+    friend struct executor_state;
     request() = default;
 
     // Counts the request's one outcome (once).

@@ -915,11 +915,8 @@ decision decider::decide(const request_facts& facts, double now_ms) {
             ++counters_.overflow;
         } else {
             r.fault->apply(apply_context{rng_, key, k, facts.where}, d.p);
-            ++counters_.by_kind[r.kind];
-            ++counters_.by_action[std::string(action_name(d.p.act))];
-            ++counters_.by_rule[r.name];
-            ++counters_.by_kind_action[{r.kind, std::string(action_name(d.p.act))}];
-            ++counters_.by_front[std::string(to_string(facts.where))];
+            d.deferred = facts.counted_by_caller;
+            if (!d.deferred) count_fired(d);
             if (d.p.injects()) {
                 d.id = next_id_++;
                 active_.emplace(d.id, true);
@@ -937,9 +934,29 @@ void decider::finished(std::uint64_t id) {
     counters_.active = active_.size();
 }
 
+void decider::count_fired(const decision& d) {
+    const std::string act(action_name(d.p.act));
+    ++counters_.by_kind[d.kind];
+    ++counters_.by_action[act];
+    ++counters_.by_rule[d.rule];
+    ++counters_.by_kind_action[{d.kind, act}];
+    ++counters_.by_front[std::string(to_string(d.where))];
+}
+
+void decider::injected(const decision& d) {
+    if (d.rule.empty() || d.overflow || !d.deferred) return;
+    count_fired(d);
+}
+
 void decider::missed(const decision& d) {
     finished(d.id);
     if (d.rule.empty() || d.overflow) return;
+    if (d.deferred) {
+        // Never counted as fired: only as missed.
+        ++counters_.missed;
+        ++counters_.missed_by_kind[d.kind];
+        return;
+    }
     if (d.id != 0 && (d.id < first_id_since_reset_ || !missed_ids_.insert(d.id).second)) return;
     const std::string act(action_name(d.p.act));
     const std::pair<std::string, std::string> kind_act{d.kind, act};

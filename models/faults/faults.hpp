@@ -282,6 +282,13 @@ struct request_facts {
     const std::vector<std::pair<std::string, std::string>>* headers = nullptr;  // may be null
     std::string_view dependency;     // dependency front: the dependency's name
     dependency_phase on = dependency_phase::connect;  // dependency front: what is decided
+    // The caller tells, once the request has ended, what became of a fault that fired:
+    // decider::injected (it reached the client) or decider::missed (it did not). The fired
+    // counts are added then, at the moment the request's outcome is counted, so they never run
+    // ahead of the outcomes, never go down, and a request decided before a reset() and ended
+    // after it is counted on both sides of the reset alike. false: counted when decided (the
+    // dependency proxy, which has no per-request outcome).
+    bool counted_by_caller = false;
 };
 
 struct decision {
@@ -291,6 +298,7 @@ struct decision {
     std::string kind;          // its kind
     std::uint64_t k = 0;       // that rule's index for this request
     bool overflow = false;     // a rule fired but the cap was reached: passed instead
+    bool deferred = false;     // its counts wait for injected() or missed() (counted_by_caller)
     std::uint64_t id = 0;      // token for finished(); 0 when nothing is active
     // {"event":"fault","front":"gateway","route":"POST /pay","method":"POST","rule":"r",
     //  "kind":"phantom","k":2,"action":"phantom_after","client":"timeout"} — no time, stable
@@ -369,10 +377,16 @@ public:
     // that injects nothing, as a 0 ms delay) cannot be told apart: each call takes one back,
     // as long as every one of its counts is above 0.
     void missed(const decision& d);
+    // The fault of a deferred decision (request_facts::counted_by_caller) reached the client:
+    // its by_kind, by_action, by_rule, by_kind_action and by_front counts are added now. Call
+    // it once per decision; for one that did not fire, an overflow, or one not deferred (its
+    // counts were added when decided) it does nothing.
+    void injected(const decision& d);
 
     const fault_counters& counters() const noexcept { return counters_; }
 
 private:
+    void count_fired(const decision& d);
     const fault_registry& registry_;
     random_source rng_;
     std::vector<rule> rules_;

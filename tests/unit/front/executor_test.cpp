@@ -367,8 +367,11 @@ TEST_CASE("executor: an injected exit that came after the answer is missed, not 
     auto missed = f.get();
     REQUIRE(f.pool.calls.size() == 2);
     CHECK(f.pool.calls[0].kill_after_ms == Approx(100.0));  // modeled: the environment scales it
+    // Counted when the outcome is: nothing yet, so nothing will have to be taken back.
+    CHECK(f.fired() == 0);
     f.pool.answer(0, functions::outcome::function_error,
                   R"({"errorType":"Runtime.ExitError","errorMessage":"killed"})");
+    CHECK(f.fired() == 1);
     f.pool.answer(1);  // the handler beat the kill
     REQUIRE(killed->got);
     REQUIRE(missed->got);
@@ -520,4 +523,36 @@ TEST_CASE("executor: counters reset to zero", "[unit]") {
     CHECK(f.gw().served == 1);
     f.ex->reset_counters();
     CHECK(f.gw().served == 0);
+}
+
+TEST_CASE("executor: a fault in flight across a counter reset is counted on one side only",
+          "[unit]") {
+    fixture f;
+    f.rule({{"fault", {{"kind", "delay"}, {"duration", "fixed(2s)"}}}});
+    auto c = f.get();
+    f.sched.advance(700);
+    f.ex->reset_counters();
+    f.faults.reset();
+    f.sched.advance(1300);
+    f.pool.answer(0);
+    REQUIRE(c->got);
+    CHECK(f.gw().injected_fault == 1);
+    CHECK(f.fired() == 1);
+    CHECK(f.faults.counters().by_front.at("gateway") == 1);
+}
+
+TEST_CASE("executor: a phantom-after reset whose client leaves ends at once", "[unit]") {
+    fixture f;
+    f.faults.set_max_active(1);
+    f.rule({{"fault", {{"kind", "phantom"}, {"when", "after"}, {"client_sees", "reset"}}}});
+    auto c = f.get();
+    REQUIRE(f.pool.calls.size() == 1);
+    CHECK(f.faults.counters().active == 1);
+    c->leave();
+    CHECK(f.faults.counters().active == 0);
+    CHECK(f.ex->held_count() == 0);
+    f.pool.answer(0);  // the lost answer comes back to nobody
+    CHECK(!c->was_reset);
+    CHECK(f.gw().injected_fault == 1);
+    CHECK(f.fired() == 1);
 }

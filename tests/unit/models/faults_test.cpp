@@ -1132,3 +1132,37 @@ TEST_CASE("sla_rule: errors", "[unit]") {
     CHECK_THROWS_AS(sla_rule(front::gateway, 99, 0.5, client_outcome::timeout, empty),
                     std::logic_error);
 }
+
+TEST_CASE("counted_by_caller: fired faults are counted when the caller says what became of them",
+          "[unit]") {
+    decider d = with_rules({R"({"name": "crash", "fault": {"kind": "function_error"}})"});
+    request_facts f = request{}.facts();
+    f.counted_by_caller = true;
+    const decision a = d.decide(f, 0), b = d.decide(f, 0), c = d.decide(f, 0);
+    CHECK(a.deferred);
+    const fault_counters& n = d.counters();
+    // Decided and active, not yet counted as fired.
+    CHECK(n.by_kind.empty());
+    CHECK(n.by_front.empty());
+    CHECK(n.active == 3);
+    CHECK(n.decisions == 3);
+    d.injected(a);
+    d.finished(a.id);
+    d.missed(b);
+    check_sums_agree(n, 1);
+    CHECK(n.by_kind == std::map<std::string, std::uint64_t>{{"function_error", 1}});
+    CHECK(n.missed == 1);
+    CHECK(n.missed_by_kind.at("function_error") == 1);
+    CHECK(n.active == 1);
+    // A reset in between: what ends after it is counted after it.
+    d.reset();
+    d.injected(c);
+    check_sums_agree(n, 1);
+    CHECK(n.by_rule.at("crash") == 1);
+    // Not deferred: injected() adds nothing, its counts came with the decision.
+    const decision now = d.decide(request{}.facts(), 0);
+    CHECK_FALSE(now.deferred);
+    check_sums_agree(n, 2);
+    d.injected(now);
+    check_sums_agree(n, 2);
+}
