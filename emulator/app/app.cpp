@@ -313,6 +313,7 @@ void app::shutdown(std::uint64_t drain_ms, std::function<void()> done) {
 void app::finish_shutdown() {
     if (!draining_) return;
     draining_ = false;
+    drain_timer_.reset();  // an early end leaves nothing armed to keep the loop running
     // What is still open (a slow answer trickling, a client that keeps its connection) ends
     // with the drain.
     close_front_ends();
