@@ -20,9 +20,10 @@
 //
 // Counting (principle 6): each request is exactly one of served, injected_fault,
 // handler_error, emulator_error, in admin::request_outcomes per front and in the request's
-// telemetry record. A fault that fired but did not reach the client (the handler answered
-// before an injected kill) is given back to the decider (decider::missed), so the decider's
-// by-kind, by-rule and by-action totals match the injected outcomes.
+// telemetry record. The decider counts a fault that fired when the request's outcome is
+// counted (decider::injected), or as missed when it did not reach the client (the handler
+// answered before an injected kill: decider::missed), so its by-kind, by-rule and by-action
+// totals equal the injected outcomes at every moment.
 
 #include <cstdint>
 #include <functional>
