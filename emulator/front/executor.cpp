@@ -123,7 +123,7 @@ void request::count(request_end e) {
         }
     }
     rec_.end = e;
-    rec_.fault_kind = injected_ ? fault_.kind : std::string();
+    rec_.fault_kind = e == request_end::injected_fault ? fault_.kind : std::string();
     if (trace_) trace_->annotate_root("coldbrew.outcome", std::string(telemetry::to_string(e)));
     if (!st) return;
     auto& o = st->outcomes(where_);
