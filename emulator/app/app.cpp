@@ -70,7 +70,7 @@ app::app(const config::stack& stack, app_dependencies deps)
     events_ = std::make_unique<invoke::event_queue>(
         *deps_.scheduler, *deps_.clock, stack_.settings.region, stack_.settings.account_id,
         [this](const std::string& function, functions::invocation inv) {
-            if (auto* pool = find_pool(function)) invoke_pool(*pool, std::move(inv));
+            if (auto* t = find_target(function, true)) t->invoke(std::move(inv));
         });
     for (const auto& fn : stack_.functions) {
         invoke::async_function_config cfg;
@@ -218,13 +218,6 @@ int app::admin_port() const { return admin_server_ ? admin_server_->port() : 0; 
 
 void app::start_provisioned() {
     for (auto& [_, p] : pools_) p->start_provisioned();
-}
-
-functions::function_pool* app::find_pool(std::string_view name) {
-    if (auto it = pools_.find(name); it != pools_.end()) return it->second.get();
-    for (auto& [_, p] : pools_)
-        if (p->function().function_name == name) return p.get();
-    return nullptr;
 }
 
 front::function_target* app::find_target(std::string_view name, bool deployed_names) {

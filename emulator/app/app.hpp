@@ -112,7 +112,6 @@ private:
     std::unique_ptr<http::server> make_server(std::size_t body_limit,
                                               std::function<http::response(http::parse_failure)> bad,
                                               http::server::handler handle);
-    functions::function_pool* find_pool(std::string_view name);
     front::function_target* find_target(std::string_view name, bool deployed_names);
     // Every invocation reaches a pool through here, so in_flight() is exact and the drain
     // learns the moment it reaches zero.

@@ -25,8 +25,7 @@ struct executor_state {
     admin::request_outcomes& outcomes(mf::front where) {
         return where == mf::front::invoke ? invoke : gateway;
     }
-    void unhold(request& r, std::optional<std::list<std::shared_ptr<request>>::iterator>& it) {
-        (void)r;
+    void unhold(std::optional<std::list<std::shared_ptr<request>>::iterator>& it) {
         if (!it) return;
         std::shared_ptr<request> keep = **it;  // the erase may drop the last reference to r
         held.erase(*it);
@@ -77,8 +76,6 @@ void request::set_route(std::string route_key, std::string function) {
     rec_.route = std::move(route_key);
     rec_.function = std::move(function);
 }
-
-const std::string& request::route() const noexcept { return rec_.route; }
 
 void request::start_trace(std::string_view xray, const std::string& id_key, std::string name,
                           std::string_view first_phase) {
@@ -145,7 +142,7 @@ void request::end_fault() {
 
 void request::release() {
     wait_.reset();
-    if (auto st = state_.lock()) st->unhold(*this, held_it_);
+    if (auto st = state_.lock()) st->unhold(held_it_);
 }
 
 void request::answer(http::response res, request_end outcome) { send(std::move(res), outcome); }

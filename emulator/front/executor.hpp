@@ -125,7 +125,6 @@ public:
     // What the request reached: the route key fault rules use ("GET /hello", "$default",
     // "Invoke Hello") and the function's logical id. Until told, a placeholder.
     void set_route(std::string route_key, std::string function = {});
-    const std::string& route() const noexcept;
 
     // Starts the request's trace (when traces are written): `xray` is the caller's
     // X-Amzn-Trace-Id ("" when absent): its Root is the trace id (one is drawn from `id_key`
@@ -141,15 +140,10 @@ public:
     // A bug reached the front end's handler: counted as an emulator error and answered.
     void fail(http::response res);
 
-    // Told as the answer (status, 0 for a reset or a hold) leaves, with the rule of the fault
+    // Told as the answer (its status; 0 for a reset) leaves, with the rule of the fault
     // that caused it ("" when none): the gateway's access-log line.
     using answer_hook = std::function<void(int status, const std::string& fault_rule)>;
     void on_answer(answer_hook hook) { hook_ = std::move(hook); }
-
-    bool answered() const noexcept { return answered_; }
-    const models::faults::decision& fault() const noexcept { return fault_; }
-    // Waiting on a fault (a delay, a phantom's wait, a hang), so shutdown ends it.
-    bool held() const noexcept { return held_it_.has_value(); }
 
 private:
     friend class executor;

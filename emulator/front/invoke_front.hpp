@@ -14,8 +14,8 @@
 
 namespace coldbrew::front {
 
-// Above the 6 MB synchronous limit, so an oversized payload is read and answered with
-// Lambda's 413 rather than a dropped connection.
+// Above the 6 MB synchronous limit (functions::max_sync_request_bytes, shared spec §1.2), so an
+// oversized payload is read and answered with Lambda's 413 rather than a dropped connection.
 inline constexpr std::size_t invoke_max_body_bytes = 8 * 1024 * 1024;
 
 class invoke_front {
