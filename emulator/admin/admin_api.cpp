@@ -486,6 +486,11 @@ http::response get_metrics(const admin_context& ctx) {
         m.evictions = count(f, "evictions");
         m.environments = count(f, "environments");
         m.busy = count(f, "busy");
+        m.init_overruns = count(f, "init_overruns");
+        if (auto it = f.find("init_overrun_ms"); it != f.end() && it->is_number())
+            m.init_overrun_seconds = it->get<double>() / 1000.0;
+        m.standby = count(f, "standby");
+        m.standby_ready = count(f, "standby_ready");
     }
     if (ctx.proxy_counters) in.dependencies = ctx.proxy_counters();
     http::response res;

@@ -62,8 +62,9 @@ app::app(const config::stack& stack, app_dependencies deps)
     }
     for (const auto& fn : stack_.functions) {
         const auto* model = deps_.models->find(fn.name);
+        functions::standby_setting standby{fn.standby, fn.standby_auto};
         auto pool = std::make_unique<functions::function_pool>(fn, *model, deps_.models->account(),
-                                                               pool_ctx_);
+                                                               pool_ctx_, standby);
         targets_.emplace(fn.name, std::make_unique<pool_target>(*this, *pool));
         pools_.emplace(fn.name, std::move(pool));
     }
@@ -119,7 +120,11 @@ app::app(const config::stack& stack, app_dependencies deps)
                          {"throttles", st.throttles},       {"waits", st.waits},
                          {"function_errors", st.function_errors}, {"timeouts", st.timeouts},
                          {"evictions", st.evictions},       {"provisioned", st.provisioned},
-                         {"environments", st.environments}, {"busy", st.busy}};
+                         {"environments", st.environments}, {"busy", st.busy},
+                         {"init_overruns", st.init_overruns},
+                         {"init_overrun_ms", st.init_overrun_ms},
+                         {"standby", st.standby},           {"standby_ready", st.standby_ready},
+                         {"standby_taken", st.standby_taken}};
         }
         return out;
     };
@@ -216,8 +221,15 @@ std::error_code app::start_admin() {
 
 int app::admin_port() const { return admin_server_ ? admin_server_->port() : 0; }
 
+bool app::standby_settled() const {
+    for (const auto& [_, p] : pools_)
+        if (!p->standby_settled()) return false;
+    return true;
+}
+
 void app::start_provisioned() {
     for (auto& [_, p] : pools_) p->start_provisioned();
+    for (auto& [_, p] : pools_) p->start_standby();
 }
 
 front::function_target* app::find_target(std::string_view name, bool deployed_names) {

@@ -77,8 +77,11 @@ public:
     std::error_code start_dependencies(std::string& failed);
     // The dependency proxies; null when the stack declares none.
     const proxy::proxy_set* dependencies() const noexcept { return proxies_.get(); }
-    // Starts every function's provisioned environments; call after the listeners are open.
+    // Starts every function's provisioned and standby environments; call after the
+    // listeners are open.
     void start_provisioned();
+    // Every function's standby environments have finished their init (or given up).
+    bool standby_settled() const;
 
     // Invokes a function directly (the path `coldbrew invoke` takes). Unknown name: false.
     bool invoke(const std::string& function, functions::invocation inv);

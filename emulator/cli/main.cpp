@@ -170,6 +170,7 @@ struct load_flags {
     std::optional<int> invoke_port;
     std::optional<int> admin_port;
     bool realistic_sla = false;
+    std::string standby;  // `up --standby N|auto`: every function's standby environments
 };
 
 config::stack load(const load_flags& f) {
@@ -183,6 +184,11 @@ config::stack load(const load_flags& f) {
     if (f.admin_port) stack.settings.admin_port = *f.admin_port;
     if (!f.decision_log.empty())
         stack.settings.decision_log = std::filesystem::absolute(f.decision_log);
+    if (!f.standby.empty())
+        for (auto& fn : stack.functions) {
+            fn.standby_auto = f.standby == "auto";
+            fn.standby = fn.standby_auto ? 1 : std::stoul(f.standby);
+        }
     return stack;
 }
 
@@ -560,6 +566,37 @@ void print_trace_counts(const run_telemetry& tel) {
                 static_cast<unsigned long long>(c.batches_dropped));
 }
 
+// The standby environments start with the stack: the ports are reported ready once every one
+// has finished its init, so the first burst finds them ready. Bounded by Lambda's 10 s init
+// limit; requests that arrive meanwhile are served as usual.
+void wait_for_standby(uv_loop_t& loop, app::app& application) {
+    if (application.standby_settled()) return;
+    struct waiter {
+        app::app* a;
+        uv_timer_t tick{};
+        int ticks = 0;
+        bool done = false;
+    } w{&application};
+    uv_timer_init(&loop, &w.tick);
+    w.tick.data = &w;
+    uv_timer_start(
+        &w.tick,
+        [](uv_timer_t* t) {
+            auto* w = static_cast<waiter*>(t->data);
+            // 10 ms ticks: 1,000 of them is the 10 s init limit.
+            if (w->a->standby_settled() || ++w->ticks >= 1000) {
+                w->done = true;
+                uv_timer_stop(t);
+            }
+        },
+        10, 10);
+    while (!w.done) uv_run(&loop, UV_RUN_ONCE);
+    if (!application.standby_settled())
+        spdlog::warn("standby execution environments still starting after 10 s; serving now");
+    uv_close(reinterpret_cast<uv_handle_t*>(&w.tick), nullptr);
+    uv_run(&loop, UV_RUN_NOWAIT);
+}
+
 int run_up(const load_flags& lf, int port, const std::string& host,
            std::optional<std::uint64_t> seed_flag, const telemetry_flags& tf) {
     config::stack stack = load(lf);
@@ -628,6 +665,7 @@ int run_up(const load_flags& lf, int port, const std::string& host,
         }
     }
     application->start_provisioned();
+    wait_for_standby(lo.loop, *application);
     std::string base = "http://" + stack.settings.host + ":" + std::to_string(application->gateway_port());
     std::ostringstream banner;
     banner << "coldbrew " << version_text << "  seed " << seed << "  time_scale "
@@ -715,6 +753,10 @@ int run_up(const load_flags& lf, int port, const std::string& host,
         summary.fault_overflow = faults.counters().overflow;
         summary.fault_missed = faults.counters().missed;
         summary.counters_reset_at_ms = application->counters_reset_at_ms();
+        for (const auto& [name, st] : application->stats())
+            summary.overruns[name] = {st.cold_starts,          st.init_overruns,
+                                      st.init_overrun_ms,      st.init_overrun_max_ms,
+                                      st.burst_cold_starts_max, st.standby_target};
         std::fputs(telemetry::render_run_summary(summary).c_str(), stdout);
     }
     application.reset();
@@ -740,9 +782,13 @@ int run_invoke(const load_flags& lf, const std::string& function, const std::str
                const std::string& event_json, std::optional<std::uint64_t> seed_flag) {
     config::stack stack = load(lf);
     if (seed_flag) stack.settings.seed = seed_flag;
-    // One invocation of one function: no other function's provisioned environments start.
-    for (auto& f : stack.functions)
+    // One invocation of one function: no other function's provisioned environments start,
+    // and no spare process is started for a second cold start that never comes.
+    for (auto& f : stack.functions) {
         if (f.name != function) f.provisioned_concurrency.reset();
+        f.standby = 0;
+        f.standby_auto = false;
+    }
     const auto* fn = stack.find_function(function);
     if (!fn) {
         std::string names;
@@ -865,6 +911,21 @@ int main(int argc, char** argv) {
     up->add_option("--admin-port", lf.admin_port,
                    "Admin API port: fault rules, seed, counters (default 3002; 0 picks a free one)")
         ->check(CLI::Range(0, 65535));
+    up->add_option("--standby", lf.standby,
+                   "Standby execution environments per function: processes started ahead, with "
+                   "their init done, that cold starts take so that a burst waits the modeled "
+                   "Init Duration rather than local process starts; N or auto (follow the peak "
+                   "concurrency). Default: coldbrew.yaml `standby`, else 1")
+        ->check(CLI::Validator(
+            [](const std::string& text) -> std::string {
+                if (text == "auto") return "";
+                unsigned long n = 0;
+                auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+                if (text.empty() || ec != std::errc() || end != text.data() + text.size() || n > 1000)
+                    return "must be a number from 0 to 1000 or auto, got '" + text + "'";
+                return "";
+            },
+            "N|auto", "standby"));
     up->add_flag("--realistic-sla", lf.realistic_sla,
                  "Lose requests at each service's published SLA (API Gateway and Lambda: "
                  "99.95%) unless coldbrew.yaml sets a rate");

@@ -121,6 +121,15 @@ int read_port(const ynode& v) {
 int read_max_environments(const ynode& v) {
     return static_cast<int>(expect_int(v, 1, 10000, "max_environments"));
 }
+// `standby: N` or `standby: auto`: (count, follow the peak).
+std::pair<std::size_t, bool> read_standby(const ynode& v) {
+    if (v.is_scalar() && v.text == "auto") return {1, true};
+    if (v.is_scalar() && !v.quoted && !v.text.empty() &&
+        std::all_of(v.text.begin(), v.text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return {static_cast<std::size_t>(expect_int(v, 0, 1000, "standby")), false};
+    fail(v, "standby must be a number of environments (0..1000) or auto, got " +
+                (v.is_scalar() ? "'" + v.text + "'" : std::string("a ") + (v.is_map() ? "map" : "list")));
+}
 
 // ---- ports: ----------------------------------------------------------------------------
 
@@ -251,6 +260,7 @@ constexpr field<function_override> function_fields[] = {
      [](const ynode& v, function_override& out) {
          out.max_environments = read_max_environments(v);
      }},
+    {"standby", [](const ynode& v, function_override& out) { out.standby = read_standby(v); }},
     {"environment",
      [](const ynode& v, function_override& out) {
          if (v.is_null()) return;
@@ -849,6 +859,10 @@ constexpr field<coldbrew_file> top_level[] = {
      [](const ynode& v, coldbrew_file& out) {
          out.values.default_max_environments = read_max_environments(v);
      }},
+    {"standby",
+     [](const ynode& v, coldbrew_file& out) {
+         std::tie(out.values.default_standby, out.values.default_standby_auto) = read_standby(v);
+     }},
     {"profile",
      [](const ynode& v, coldbrew_file& out) {
          if (v.is_null()) return;
@@ -1011,8 +1025,11 @@ coldbrew_file parse_coldbrew_file(const ynode& root, const std::filesystem::path
 }
 
 void apply_coldbrew_file(const coldbrew_file& file, stack& out) {
-    for (auto& fn : out.functions)
+    for (auto& fn : out.functions) {
         fn.max_environments = file.values.default_max_environments;
+        fn.standby = file.values.default_standby;
+        fn.standby_auto = file.values.default_standby_auto;
+    }
     for (const auto& o : file.functions) {
         auto fn = std::find_if(out.functions.begin(), out.functions.end(),
                                [&](const function& f) { return f.name == o.name; });
@@ -1029,6 +1046,7 @@ void apply_coldbrew_file(const coldbrew_file& file, stack& out) {
         if (o.memory_mb) fn->memory_mb = *o.memory_mb;
         if (o.timeout_s) fn->timeout_s = *o.timeout_s;
         if (o.max_environments) fn->max_environments = *o.max_environments;
+        if (o.standby) std::tie(fn->standby, fn->standby_auto) = *o.standby;
         for (const auto& [k, v] : o.environment)
             fn->environment[k] = v;
         if (o.architecture) fn->architecture = *o.architecture;

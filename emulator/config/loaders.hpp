@@ -31,6 +31,7 @@ struct function_override {
     std::optional<int> memory_mb;
     std::optional<int> timeout_s;
     std::optional<int> max_environments;
+    std::optional<std::pair<std::size_t, bool>> standby;  // count, auto
     std::map<std::string, std::string> environment; // merged over the function's; wins
     // Outer nullopt: not in coldbrew.yaml; inner nullopt: `null`, which removes the template's.
     std::optional<set_value<std::optional<int>>> reserved_concurrency;

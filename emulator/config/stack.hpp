@@ -87,6 +87,13 @@ struct function {
     // with `max_environments` in coldbrew.yaml (global or per function).
     // ReservedConcurrentExecutions lowers it further, as on AWS.
     int max_environments = 100;
+    // Standby execution environments (coldbrew.yaml `standby`, global or per function, or
+    // `up --standby`): processes started ahead with their runtime and the handler's init done,
+    // outside the model until a cold start takes one, so a burst waits the modeled Init
+    // Duration instead of this machine's process starts. `standby_auto`: follow the peak
+    // number of concurrently busy environments seen (at least `standby`).
+    std::size_t standby = 1;
+    bool standby_auto = false;
     // "Text" or "JSON": SAM LoggingConfig.LogFormat (`coldbrew up --log-format` overrides it).
     // JSON turns platform lines into JSON objects and sets AWS_LAMBDA_LOG_FORMAT=JSON.
     std::string log_format = "Text";
@@ -191,6 +198,8 @@ struct settings {
     std::string region = "us-east-1";         // SAM CLI's local default
     std::string account_id = "123456789012";  // SAM CLI's local default
     int default_max_environments = 100;  // function::max_environments unless overridden
+    std::size_t default_standby = 1;     // function::standby unless overridden
+    bool default_standby_auto = false;
     // A model profile file replacing the built-in one (absolute, an existing regular file;
     // not parsed here). profile_where is the `profile` value in coldbrew.yaml.
     std::optional<std::filesystem::path> profile;
@@ -251,11 +260,12 @@ struct load_options {
 //   host: string            ports: {gateway, invoke, admin}: 0..65535, distinct unless 0
 //   seed: uint64            time_scale: 0 < x <= 1000       region: "us-east-1"-shaped
 //   account_id: 12 digits   max_environments: 1..10000 (every function's default; 100)
+//   standby: 0..1000 | auto  (every function's default; 1)
 //   profile: path            (relative to coldbrew.yaml's directory; an existing file)
 //   account_concurrency: 1..1000000                 (the model's; default: the profile's)
 //   decision_log: path       (relative to coldbrew.yaml's directory; its directory exists)
 //   functions: {<function::name>: {
-//       memory_mb, timeout_s, max_environments, environment,
+//       memory_mb, timeout_s, max_environments, standby, environment,
 //       reserved_concurrency: 0..1000000 | null (null removes the template's),
 //       provisioned_concurrency: 0..1000000 | null (at most reserved_concurrency),
 //       architecture: x86_64 | arm64,   package_type: zip | image,

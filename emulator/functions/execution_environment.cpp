@@ -23,12 +23,11 @@ constexpr std::chrono::milliseconds init_limit{10000};
 
 execution_environment::execution_environment(function_pool& pool, pool_context& ctx,
                                              const config::function& fn, std::uint64_t id,
-                                             bool provisioned, std::optional<double> modeled_init_ms)
-    : pool_(pool), ctx_(ctx), fn_(fn), id_(id), provisioned_(provisioned),
-      modeled_init_ms_(modeled_init_ms) {
+                                             kind k)
+    : pool_(pool), ctx_(ctx), fn_(fn), id_(id), kind_(k) {
     // A provisioned environment was initialised before anyone asked: its first invocation
     // is warm and its REPORT has no Init Duration [pricing: provisioned concurrency].
-    cold_ = !provisioned_;
+    cold_ = kind_ != kind::provisioned;
 }
 
 execution_environment::~execution_environment() {
@@ -43,17 +42,48 @@ execution_environment::~execution_environment() {
     if (ctx_.cpu && !cgroup_name_.empty()) ctx_.cpu->release(cgroup_name_);
 }
 
-// The modeled init, started when the runtime first reaches /next: the first invocation then
-// waits the real local init plus the modeled one, and its REPORT states real + modeled.
-void execution_environment::open_init_gate() {
-    if (!modeled_init_ms_ || *modeled_init_ms_ <= 0) {
-        init_gate_open_ = true;
+// The modeled Init Duration is what a client of AWS would wait, so it is waited from the
+// moment the cold start is asked for; the process's own start (or what is left of it, for a
+// standby environment) runs inside that wait instead of being added to it.
+void execution_environment::begin_cold_start(double modeled_init_ms) {
+    requested_at_ = ctx_.clock->steady();
+    modeled_init_ms_ = std::max(0.0, modeled_init_ms);
+    if (*modeled_init_ms_ <= 0) {
+        modeled_done_ = true;
+        modeled_done_at_ = requested_at_;
+        try_open_init_gate();
         return;
     }
     init_timer_ = ctx_.scheduler->after(*modeled_init_ms_, [this] {
-        init_gate_open_ = true;
-        if (alive_ && current_ && phase_ == rt::phase::waiting && held_next_) deliver();
+        modeled_done_ = true;
+        modeled_done_at_ = ctx_.clock->steady();
+        try_open_init_gate();
     });
+}
+
+void execution_environment::claim(std::uint64_t id) {
+    id_ = id;
+    kind_ = kind::on_demand;
+}
+
+void execution_environment::try_open_init_gate() {
+    if (init_gate_open_ || !modeled_done_ || !local_ready_) return;
+    init_gate_open_ = true;
+    using ms = std::chrono::duration<double, std::milli>;
+    if (local_ready_at_ > requested_at_)
+        local_init_after_request_ms_ = ms(local_ready_at_ - requested_at_).count();
+    // The local init ended after the model's wait: the client waited for this machine, and
+    // the cold start is reported as overrun by that much.
+    if (local_ready_at_ > modeled_done_at_)
+        init_overrun_ms_ = ms(local_ready_at_ - modeled_done_at_).count();
+    if (alive_ && current_ && phase_ == rt::phase::waiting && held_next_) deliver();
+}
+
+double execution_environment::waited_init_ms() const {
+    // In modeled ms, as every figure of the REPORT line: a failure 80 ms into a cold start at
+    // time_scale 0.1 was 800 modeled ms in.
+    const auto since = modeled_init_ms_ ? requested_at_ : spawned_at_;
+    return ctx_.scheduler->modeled_ms(ms_since(since));
 }
 
 double execution_environment::ms_since(std::chrono::steady_clock::time_point t) const {
@@ -123,7 +153,7 @@ bool execution_environment::start(std::string& error_type, std::string& error_me
     std::vector<std::pair<std::string, std::string>> dependency_env;
     if (ctx_.proxies) dependency_env = ctx_.proxies->attach(env_key_, fn_.name, link_);
     launch.env =
-        pool_.environment_for(runtime_api_->port(), id_, provisioned_, dependency_env);
+        pool_.environment_for(runtime_api_->port(), id_, provisioned(), dependency_env);
     launch.cwd = fn_.code_dir.string();
     supervisor::process_callbacks cbs;
     cbs.on_stdout = [this](std::string_view line) { log(line); };
@@ -166,7 +196,7 @@ void execution_environment::assign(invocation inv, std::string request_id) {
     } else if (phase_ == rt::phase::initializing ||
                (phase_ == rt::phase::waiting && !init_gate_open_)) {
         // The init limit is real time too, like the function timeout; the modeled init is
-        // waited on top of both.
+        // allowed on top of both, so a slow local start is not cut short by the model.
         const double init_limit_ms = std::chrono::duration<double, std::milli>(init_limit).count();
         start_timer(ctx_.scheduler->modeled_ms(init_limit_ms) + modeled_init_ms_.value_or(0) +
                     function_timeout_ms());
@@ -205,11 +235,12 @@ void execution_environment::deliver() {
     const auto wait = event_wire_us(event.size());
     auto trace = current_->trace;
     if (trace) {
-        if (cold_ && !provisioned_ && trace->current() == "lambda.init") {
-            // Modeled vs real: the span lasts the real local init plus the modeled init as
-            // the scheduler waited it.
+        if (cold_ && !provisioned() && trace->current() == "lambda.init") {
+            // Modeled vs real: the span lasts the modeled init as the scheduler waited it, or
+            // longer when the local init overran it.
             trace->annotate_modeled(modeled_init_ms_.value_or(0));
-            if (init_duration_ms_) trace->annotate("coldbrew.local_init_ms", *init_duration_ms_);
+            trace->annotate("coldbrew.local_init_ms", local_init_after_request_ms_);
+            if (init_overrun_ms_ > 0) trace->annotate("coldbrew.init_overrun_ms", init_overrun_ms_);
         }
         if (wait > 0) begin_shaping(*trace, wait, event.size(), "to_environment");
     }
@@ -285,10 +316,18 @@ void execution_environment::on_runtime_call(http::request req, http::responder r
 
     if (std::holds_alternative<rt::next_call>(c)) {
         if (phase_ == rt::phase::initializing) {
-            init_duration_ms_ = ms_since(spawned_at_);
+            local_init_ms_ = ms_since(spawned_at_);
+            local_ready_ = true;
+            local_ready_at_ = ctx_.clock->steady();
             limit_cpu();
-            open_init_gate();
-            if (provisioned_) pool_.on_provisioned_ready(*this);
+            if (kind_ == kind::provisioned) {
+                init_gate_open_ = true;
+                pool_.on_provisioned_ready(*this);
+            } else if (kind_ == kind::standby) {
+                pool_.on_standby_ready(*this);
+            } else {
+                try_open_init_gate();
+            }
         }
         phase_ = rt::phase::waiting;
         held_next_ = std::move(respond);
@@ -320,8 +359,8 @@ void execution_environment::on_runtime_call(http::request req, http::responder r
     if (auto* ie = std::get_if<rt::init_error_call>(&c)) {
         respond(rt::accepted());
         auto err = rt::normalise_error(ie->error_type, ie->body);
-        init_duration_ms_ = ms_since(spawned_at_);
-        log(telemetry::init_report_error_line(*init_duration_ms_, err.error_type));
+        local_init_ms_ = ms_since(spawned_at_);
+        log(telemetry::init_report_error_line(waited_init_ms(), err.error_type));
         // [OAS]: the init error is served in response to the first invoke; the runtime
         // should exit, and the environment is initialised again next time.
         phase_ = rt::phase::init_failed;
@@ -348,9 +387,15 @@ void execution_environment::finish(outcome kind, std::string payload, std::strin
     r.duration_ms = delivered ? ms_since(delivered_at_) : 0.0;
     if (cold_) {
         r.cold_start = true;
-        const double real = init_duration_ms_ ? *init_duration_ms_ : ms_since(spawned_at_);
         r.modeled_init_ms = modeled_init_ms_.value_or(0);
-        r.init_duration_ms = real + *r.modeled_init_ms;
+        // A completed init took the model's figure (what the client waited beyond it is the
+        // overrun); an init that failed or never finished states what was waited, so that
+        // INIT_REPORT, REPORT and the billed duration agree with the time the caller spent.
+        r.init_duration_ms = init_gate_open_ ? *r.modeled_init_ms : waited_init_ms();
+        if (init_gate_open_) {
+            r.local_init_ms = local_init_after_request_ms_;
+            if (init_overrun_ms_ > 0) r.init_overrun_ms = init_overrun_ms_;
+        }
     }
     cold_ = false;
     if (phase_ == rt::phase::invoking) phase_ = rt::phase::finishing;
@@ -360,6 +405,7 @@ void execution_environment::finish(outcome kind, std::string payload, std::strin
     rep.duration_ms = r.duration_ms;
     rep.init_duration_ms = r.init_duration_ms;
     rep.modeled_init_ms = r.modeled_init_ms;
+    rep.init_overrun_ms = r.init_overrun_ms;
     rep.time_scale = ctx_.scheduler->scale();
     rep.memory_size_mb = fn_.memory_mb;
     rep.status = std::move(status);
@@ -426,9 +472,8 @@ void execution_environment::on_process_exit(const supervisor::exit_status& st) {
                               ? "Runtime exited without providing a reason"
                               : "Runtime exited with error: " + st.describe();
         if (phase_ == rt::phase::initializing) {
-            init_duration_ms_ = ms_since(spawned_at_);
-            log(telemetry::init_report_error_line(*init_duration_ms_,
-                                                                         "Runtime.ExitError"));
+            local_init_ms_ = ms_since(spawned_at_);
+            log(telemetry::init_report_error_line(waited_init_ms(), "Runtime.ExitError"));
         }
         log("RequestId: " + current_id_ + " Error: " + why);
         log("Runtime.ExitError");

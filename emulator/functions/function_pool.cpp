@@ -9,6 +9,7 @@
 #include <map>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "emulator/functions/execution_environment.hpp"
@@ -96,8 +97,9 @@ supervisor::spawn_options launcher_for(const config::function& fn,
 }
 
 function_pool::function_pool(const config::function& fn, const function_model& model,
-                             models::account_concurrency& account, pool_context& ctx)
-    : fn_(fn), model_(model), ctx_(ctx) {
+                             models::account_concurrency& account, pool_context& ctx,
+                             standby_setting standby)
+    : fn_(fn), model_(model), ctx_(ctx), standby_setting_(standby) {
     if (!ctx_.scheduler) throw std::invalid_argument("function_pool: no scheduler");
     policy_ = std::make_unique<models::pool_policy>(
         fn_.name, model_.limits, model_.lifetime, model_.cold_start, *ctx_.rng, account,
@@ -112,9 +114,86 @@ function_pool::function_pool(const config::function& fn, const function_model& m
 
 void function_pool::start_provisioned() { act(policy_->provision(model_now_ms())); }
 
+namespace {
+// Standby environments take ids from a range the policy never reaches, so their log stream
+// names and cgroups are distinct from every policy environment's until they are claimed.
+constexpr std::uint64_t standby_id_base = std::uint64_t{1} << 48;
+}  // namespace
+
+std::size_t function_pool::standby_target() const {
+    std::size_t target = standby_setting_.count;
+    if (standby_setting_.follow_peak) target = std::max(target, peak_busy_);
+    // Never more processes than the local cap lets the function run.
+    return std::min(target, static_cast<std::size_t>(std::max(0, model_.limits.max_environments)));
+}
+
+bool function_pool::standby_settled() const noexcept {
+    if (standby_failed_ || shut_down_) return true;
+    if (standby_.size() < standby_target()) return false;
+    return std::all_of(standby_.begin(), standby_.end(),
+                       [](const auto& e) { return e->local_init_done() || !e->alive(); });
+}
+
+bool function_pool::spawn_standby() {
+    const std::uint64_t id = standby_id_base + next_standby_id_++;
+    auto env = std::make_unique<execution_environment>(*this, ctx_, fn_, id,
+                                                       execution_environment::kind::standby);
+    std::string error_type, error_message;
+    if (!env->start(error_type, error_message)) {
+        standby_failed_ = true;
+        spdlog::warn("{}: standby execution environment could not start ({}); each cold start "
+                     "starts its own process",
+                     fn_.name, error_message);
+        dead_.push_back(std::move(env));
+        schedule_collect();
+        return false;
+    }
+    standby_.push_back(std::move(env));
+    return true;
+}
+
+void function_pool::start_standby() {
+    // At start, all at once: the stack reports ready when they have finished their init.
+    while (!shut_down_ && !standby_failed_ && standby_.size() < standby_target())
+        if (!spawn_standby()) break;
+}
+
+void function_pool::refill_standby() {
+    // In the background, one at a time: a burst that has just taken the standby environments
+    // is not slowed by as many process starts competing with its handlers for the CPU.
+    if (shut_down_ || standby_failed_ || standby_.size() >= standby_target()) return;
+    for (const auto& e : standby_)
+        if (!e->local_init_done()) return;
+    spawn_standby();
+}
+
+void function_pool::on_standby_ready(execution_environment&) { refill_standby(); }
+
+execution_environment* function_pool::start_cold(std::uint64_t id, std::string& error_type,
+                                                 std::string& error_message) {
+    // A standby environment whose init is done first; else the one furthest into its init
+    // (the oldest), which is still closer to ready than a new process.
+    auto pick = std::find_if(standby_.begin(), standby_.end(), [](const auto& e) {
+        return e->alive() && e->local_init_done();
+    });
+    if (pick == standby_.end())
+        pick = std::find_if(standby_.begin(), standby_.end(),
+                            [](const auto& e) { return e->alive(); });
+    if (pick == standby_.end()) return start_environment(id, false, error_type, error_message);
+    auto env = std::move(*pick);
+    standby_.erase(pick);
+    env->claim(id);
+    ++stats_.standby_taken;
+    auto* raw = env.get();
+    environments_[id] = std::move(env);
+    refill_standby();
+    return raw;
+}
+
 function_pool::~function_pool() {
     shutdown();
     environments_.clear();
+    standby_.clear();
     dead_.clear();
     expiry_timer_.reset();
     reap_timer_->data = nullptr;
@@ -134,6 +213,12 @@ pool_stats function_pool::stats() const {
         std::count_if(environments_.begin(), environments_.end(), [](const auto& e) {
             return e.second->alive() && e.second->assigned();
         }));
+    for (const auto& e : standby_) {
+        if (!e->alive()) continue;
+        ++s.standby;
+        if (e->local_init_done()) ++s.standby_ready;
+    }
+    s.standby_target = standby_target();
     return s;
 }
 
@@ -202,7 +287,7 @@ void function_pool::place(invocation inv, std::string request_id,
         // From the process's start to the event's delivery the invocation waits for its init.
         if (inv.trace) inv.trace->begin("lambda.init");
         std::string error_type, error_message;
-        auto* env = start_environment(p.environment, false, p.init, error_type, error_message);
+        auto* env = start_cold(p.environment, error_type, error_message);
         if (!env) {
             --in_flight_;
             ++stats_.function_errors;
@@ -218,10 +303,12 @@ void function_pool::place(invocation inv, std::string request_id,
             break;
         }
         ++stats_.cold_starts;
-        spdlog::debug("{}: {} → cold start, execution environment {} (pid {}), modeled init "
+        ++burst_.cold_starts;
+        spdlog::debug("{}: {} → cold start, execution environment {} (pid {}{}), modeled init "
                       "{:.2f} ms",
                       fn_.name, request_id, p.environment, env->pid(),
-                      p.init ? p.init->total_ms : 0.0);
+                      env->local_init_done() ? ", standby" : "", p.init ? p.init->total_ms : 0.0);
+        env->begin_cold_start(p.init ? p.init->total_ms : 0.0);
         env->assign(std::move(inv), std::move(request_id));
         break;
     }
@@ -251,15 +338,18 @@ void function_pool::place(invocation inv, std::string request_id,
         waiting_.push_back({std::move(inv), std::move(request_id), p.request_index});
         break;
     }
+    peak_busy_ = std::max(peak_busy_, policy_->busy());
+    if (standby_setting_.follow_peak) refill_standby();
     arm_expiry();
 }
 
-execution_environment* function_pool::start_environment(
-    std::uint64_t id, bool provisioned, const std::optional<models::init_draw>& init,
-    std::string& error_type, std::string& error_message) {
-    std::optional<double> modeled;
-    if (init && !provisioned) modeled = init->total_ms;
-    auto env = std::make_unique<execution_environment>(*this, ctx_, fn_, id, provisioned, modeled);
+execution_environment* function_pool::start_environment(std::uint64_t id, bool provisioned,
+                                                        std::string& error_type,
+                                                        std::string& error_message) {
+    auto env = std::make_unique<execution_environment>(
+        *this, ctx_, fn_, id,
+        provisioned ? execution_environment::kind::provisioned
+                    : execution_environment::kind::on_demand);
     if (!env->start(error_type, error_message)) {
         dead_.push_back(std::move(env));
         schedule_collect();
@@ -277,6 +367,7 @@ void function_pool::on_done(execution_environment& env, const invocation_result&
         ++stats_.function_errors;
         if (r.error_type == "Sandbox.Timedout") ++stats_.timeouts;
     }
+    if (r.init_overrun_ms) record_overrun(env, r);
     // An environment being reset (timeout, crash, init error) is discarded when its process
     // is gone; only a healthy one becomes idle.
     if (env.alive() && !shut_down_) {
@@ -284,6 +375,53 @@ void function_pool::on_done(execution_environment& env, const invocation_result&
         drain_waiting();
         arm_expiry();
     }
+    if (!shut_down_ && policy_->busy() == 0 && waiting_.empty()) end_burst();
+}
+
+void function_pool::record_overrun(const execution_environment& env, const invocation_result& r) {
+    const double over = *r.init_overrun_ms;
+    ++stats_.init_overruns;
+    stats_.init_overrun_ms += over;
+    stats_.init_overrun_max_ms = std::max(stats_.init_overrun_max_ms, over);
+    ++burst_.overruns;
+    burst_.overrun_ms += over;
+    burst_.overrun_max_ms = std::max(burst_.overrun_max_ms, over);
+    // Not a decision of the model but a reading of this machine, so it is the one kind of
+    // decision-log line that may differ between two runs with the same seed.
+    if (ctx_.decisions && ctx_.decisions->is_open()) {
+        nlohmann::ordered_json j;
+        j["event"] = "init_overrun";
+        j["function"] = fn_.name;
+        j["environment"] = env.id();
+        j["modeled_init_ms"] = r.modeled_init_ms.value_or(0);
+        j["local_init_ms"] = r.local_init_ms.value_or(0);
+        j["overrun_ms"] = over;
+        ctx_.decisions->write(j.dump());
+    }
+}
+
+void function_pool::end_burst() {
+    const auto b = burst_;
+    burst_ = {};
+    if (b.cold_starts == 0) return;
+    stats_.burst_cold_starts_max = std::max(stats_.burst_cold_starts_max, b.cold_starts);
+    stats_.burst_overruns_max = std::max(stats_.burst_overruns_max, b.overruns);
+    if (b.overruns == 0) return;
+    const std::size_t target = standby_target();
+    std::string advice;
+    if (b.cold_starts > target)
+        advice = fmt::format("{} standby environment{} would have covered it (--standby {}, or "
+                             "functions.{}.standby: {} in coldbrew.yaml)",
+                             b.cold_starts, b.cold_starts == 1 ? "" : "s", b.cold_starts,
+                             fn_.name, b.cold_starts);
+    else
+        advice = "its standby environments were still starting; leave them time to refill "
+                 "between bursts";
+    spdlog::warn("{}: {} of {} cold start{} in this burst waited longer than the modeled Init "
+                 "Duration, by {:.0f} ms at most ({:.0f} ms in all): the local process start, "
+                 "not the model, set that latency; {}",
+                 fn_.name, b.overruns, b.cold_starts, b.cold_starts == 1 ? "" : "s",
+                 b.overrun_max_ms, b.overrun_ms, advice);
 }
 
 void function_pool::on_provisioned_ready(execution_environment&) {
@@ -296,6 +434,27 @@ void function_pool::on_provisioned_ready(execution_environment&) {
 
 void function_pool::on_exit(execution_environment& env, std::optional<invocation> undelivered,
                             std::string request_id, const std::string& reason) {
+    if (env.standby()) {
+        auto it = std::find_if(standby_.begin(), standby_.end(),
+                               [&](const auto& e) { return e.get() == &env; });
+        if (it != standby_.end()) {
+            dead_.push_back(std::move(*it));
+            standby_.erase(it);
+        }
+        schedule_collect();
+        if (shut_down_) return;
+        if (!env.local_init_done() || reason == "init-error") {
+            // A handler whose init fails would fail every spare process the same way; from
+            // here each cold start starts (and fails) on its own, as without standby.
+            standby_failed_ = true;
+            spdlog::warn("{}: a standby execution environment ended during its init ({}); no "
+                         "more are started",
+                         fn_.name, reason);
+            return;
+        }
+        refill_standby();
+        return;
+    }
     const std::uint64_t id = env.id();
     auto it = environments_.find(id);
     if (it != environments_.end() && it->second.get() == &env) {
@@ -336,7 +495,7 @@ void function_pool::act(const std::vector<models::pool_action>& actions) {
         if (shut_down_) continue;
         ++stats_.provisioned;
         std::string error_type, error_message;
-        if (!start_environment(a.environment, true, a.init, error_type, error_message)) {
+        if (!start_environment(a.environment, true, error_type, error_message)) {
             // Retried on the next invocation's placement would hide it; say it loudly once.
             spdlog::error("{}: provisioned execution environment could not start: {}", fn_.name,
                           error_message);
@@ -405,6 +564,7 @@ void function_pool::shutdown() {
         if (w.inv.on_done) w.inv.on_done(std::move(r));
     }
     for (auto& [_, e] : environments_) e->kill("shutdown");
+    for (auto& e : standby_) e->kill("shutdown");
 }
 
 std::vector<std::string> function_pool::environment_for(

@@ -69,8 +69,16 @@ struct invocation_result {
     std::string message;          // human text for throttled / too_large / unavailable
     bool cold_start = false;
     double duration_ms = 0;
-    std::optional<double> init_duration_ms;  // modeled + real local init, cold starts only
-    std::optional<double> modeled_init_ms;   // the modeled part (unscaled)
+    // Cold starts only, in modeled ms (not scaled): the Init Duration the REPORT line states
+    // (the model's draw for a completed init; what was waited for one that failed), and the
+    // model's draw itself.
+    std::optional<double> init_duration_ms;
+    std::optional<double> modeled_init_ms;
+    // A completed cold start's real local init after it was asked for (0 when a standby
+    // environment had finished its init already), and by how many real ms that local init
+    // outlasted the modeled wait (absent when it did not: the model set the latency).
+    std::optional<double> local_init_ms;
+    std::optional<double> init_overrun_ms;
     // With invocation::capture_log: this invocation's log, START to REPORT, one line each
     // ("\n"-terminated), as X-Amz-Log-Type: Tail returns it.
     std::string log;
@@ -135,8 +143,28 @@ struct pool_stats {
     std::uint64_t timeouts = 0;
     std::uint64_t evictions = 0;         // idle keep-alive or maximum lifetime reached
     std::uint64_t provisioned = 0;       // provisioned environments started (incl. replacements)
+    // Cold starts whose local init outlasted the modeled Init Duration, and the real ms they
+    // outlasted it by in all: the latency this machine, not the model, set.
+    std::uint64_t init_overruns = 0;
+    double init_overrun_ms = 0;
+    double init_overrun_max_ms = 0;
+    std::uint64_t standby_taken = 0;     // cold starts served by a standby environment
     std::size_t environments = 0;        // alive now
     std::size_t busy = 0;                // of those, serving (or initializing for) an invocation
+    // Standby environments now: started and not yet taken (ready: their local init is done).
+    std::size_t standby = 0, standby_ready = 0;
+    std::size_t standby_target = 0;      // how many the pool keeps (follows the peak with auto)
+    // The most cold starts one burst (from an idle pool back to an idle pool) had, and how
+    // many of them overran: what a standby setting would have had to cover.
+    std::uint64_t burst_cold_starts_max = 0;
+    std::uint64_t burst_overruns_max = 0;
+};
+
+// How many standby environments a pool keeps: a fixed count, or `auto` (the peak number of
+// concurrently busy environments seen so far, at least `count`).
+struct standby_setting {
+    std::size_t count = 0;
+    bool follow_peak = false;
 };
 
 class function_pool {
@@ -144,11 +172,17 @@ public:
     // `model` must outlive the pool. Throws std::invalid_argument when the limits are
     // inconsistent (build_models checks first).
     function_pool(const config::function& fn, const function_model& model,
-                  models::account_concurrency& account, pool_context& ctx);
+                  models::account_concurrency& account, pool_context& ctx,
+                  standby_setting standby = {});
 
     // Starts the provisioned environments. Called once the listeners are open, so they see
     // the same environment (AWS_ENDPOINT_URL_LAMBDA) as every later one.
     void start_provisioned();
+    // Starts the standby environments (call once, with start_provisioned()).
+    void start_standby();
+    // Every standby environment the setting asks for has finished its local init (or the pool
+    // gave up on them: one failed its init); true when there are none.
+    bool standby_settled() const noexcept;
     ~function_pool();  // kills every environment
     function_pool(const function_pool&) = delete;
     function_pool& operator=(const function_pool&) = delete;
@@ -175,12 +209,22 @@ private:
     // Asks the policy where `inv` goes and acts on it.
     void place(invocation inv, std::string request_id, std::optional<std::uint64_t> index);
     execution_environment* start_environment(std::uint64_t id, bool provisioned,
-                                             const std::optional<models::init_draw>& init,
                                              std::string& error_type, std::string& error_message);
     // From an environment: its invocation was answered (it is idle now).
     void on_done(execution_environment& env, const invocation_result& r);
     // From a provisioned environment whose runtime has finished its init.
     void on_provisioned_ready(execution_environment& env);
+    // From a standby environment whose runtime has finished its init.
+    void on_standby_ready(execution_environment& env);
+    // A cold start for policy environment `id`: a standby environment claimed, or a new one.
+    execution_environment* start_cold(std::uint64_t id, std::string& error_type,
+                                      std::string& error_message);
+    bool spawn_standby();
+    void refill_standby();
+    void record_overrun(const execution_environment& env, const invocation_result& r);
+    std::size_t standby_target() const;
+    // The pool has gone idle: a burst that overran is reported in one line.
+    void end_burst();
     // From an environment: its process is gone. An invocation it had not started goes back
     // to placement.
     void on_exit(execution_environment& env, std::optional<invocation> undelivered,
@@ -203,6 +247,16 @@ private:
     std::unique_ptr<models::pool_policy> policy_;
     std::map<std::uint64_t, std::unique_ptr<execution_environment>> environments_;
     std::list<std::unique_ptr<execution_environment>> dead_;  // freed on the next loop turn
+    // Standby environments, oldest first; not known to the policy until claimed.
+    std::list<std::unique_ptr<execution_environment>> standby_;
+    standby_setting standby_setting_;
+    std::uint64_t next_standby_id_ = 0;
+    bool standby_failed_ = false;     // one failed its init or died: no more are started
+    std::size_t peak_busy_ = 0;
+    struct burst {
+        std::uint64_t cold_starts = 0, overruns = 0;
+        double overrun_ms = 0, overrun_max_ms = 0;
+    } burst_;
     std::deque<waiting> waiting_;
     // Freeing dead environments is real housekeeping on the next loop turn, not a modeled
     // wait, so it stays a plain libuv timer.

@@ -1,7 +1,10 @@
 #pragma once
 // The decision log: one JSON object per line for every modeled decision (environment
 // created, reused, evicted, throttled, …), in the order they were made. Lines carry no wall
-// time, so two runs with the same seed and the same request sequence write identical files.
+// time, so two runs with the same seed and the same request sequence write identical files,
+// with one exception that says where this machine could not keep up with the model:
+// `{"event":"init_overrun","function":…,"environment":…,"modeled_init_ms":…,"local_init_ms":…,
+// "overrun_ms":…}`, a cold start whose local init outlasted its modeled Init Duration (real ms).
 
 #include <cstdint>
 #include <cstdio>

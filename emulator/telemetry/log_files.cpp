@@ -105,6 +105,10 @@ platform_json_result report_json(std::string_view line, std::int64_t epoch_ms) {
             auto x = with_unit(v, " ms");
             if (!x) return {};
             coldbrew_extra["modeledInitDurationMs"] = *x;
+        } else if (k == "Init Overrun") {
+            auto x = with_unit(v, " ms");
+            if (!x) return {};
+            coldbrew_extra["initOverrunMs"] = *x;
         } else if (k == "Time Scale") {
             auto x = number(v);
             if (!x) return {};

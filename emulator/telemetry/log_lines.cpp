@@ -50,6 +50,8 @@ std::string report_line(const report& r) {
         s += "Modeled Init Duration: " + two_decimals(*r.modeled_init_ms) + " ms\tTime Scale: " +
              scale + "\t";
     }
+    if (r.init_duration_ms && r.init_overrun_ms)
+        s += "Init Overrun: " + two_decimals(*r.init_overrun_ms) + " ms\t";
     if (!r.status.empty()) {
         s += "Status: " + r.status + "\t";
         if (!r.error_type.empty()) s += "Error Type: " + r.error_type + "\t";

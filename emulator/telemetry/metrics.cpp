@@ -204,14 +204,34 @@ void function_families(writer& w, const metrics_input& in) {
         write(c);
 
     w.family("coldbrew_init_duration_seconds", "histogram",
-             "Init Duration of cold starts: the modeled init plus the runtime's real local "
-             "init, as the REPORT line states it.");
+             "Init Duration of cold starts as the REPORT line states it: the modeled init (what "
+             "was waited, for an init that failed).");
     if (in.requests)
         for (const auto& [name, h] : in.requests->init_durations())
             w.histogram("coldbrew_init_duration_seconds", {{"function", name}}, h);
 
     for (const auto& c : after_init)
         write(c);
+
+    w.family("coldbrew_init_overruns_total", "counter",
+             "Cold starts whose local init (this machine's process start) outlasted the modeled "
+             "Init Duration, so that the client waited longer than the model.");
+    for (const auto& [name, f] : in.functions)
+        w.sample("coldbrew_init_overruns_total", {{"function", name}}, f.init_overruns);
+    w.family("coldbrew_init_overrun_seconds_total", "counter",
+             "Real time by which local inits outlasted the modeled Init Duration, in all.");
+    for (const auto& [name, f] : in.functions)
+        w.sample("coldbrew_init_overrun_seconds_total", {{"function", name}},
+                 f.init_overrun_seconds);
+    w.family("coldbrew_standby_environments", "gauge",
+             "Standby execution environments (started ahead, outside the model until a cold "
+             "start takes one): ready (their init done) or starting.");
+    for (const auto& [name, f] : in.functions) {
+        const std::uint64_t ready = std::min(f.standby_ready, f.standby);
+        w.sample("coldbrew_standby_environments", {{"function", name}, {"state", "ready"}}, ready);
+        w.sample("coldbrew_standby_environments", {{"function", name}, {"state", "starting"}},
+                 f.standby - ready);
+    }
 
     w.family("coldbrew_execution_environments", "gauge",
              "Live execution environments by state: busy (serving or initializing for an "

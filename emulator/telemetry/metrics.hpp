@@ -19,6 +19,10 @@
 //   coldbrew_evictions_total{function}                      counter
 //   coldbrew_execution_environments{function,state}         gauge (state busy | idle; live is
 //                                                           their sum)
+//   coldbrew_init_overruns_total{function}                  counter (cold starts whose local
+//                                                           init outlasted the model)
+//   coldbrew_init_overrun_seconds_total{function}           counter (real time beyond it)
+//   coldbrew_standby_environments{function,state}           gauge (state ready | starting)
 //   coldbrew_faults_injected_total{kind,action}             counter
 //   coldbrew_fault_rule_injected_total{rule}                counter
 //   coldbrew_faults_missed_total{kind}                      counter (the handler answered
@@ -95,6 +99,11 @@ struct function_metrics {
     std::uint64_t evictions = 0;
     std::uint64_t environments = 0; // alive
     std::uint64_t busy = 0;         // alive and serving (or initializing for) an invocation
+    // Cold starts whose local init outlasted the modeled Init Duration, and by how long in
+    // all (real seconds).
+    std::uint64_t init_overruns = 0;
+    double init_overrun_seconds = 0;
+    std::uint64_t standby = 0, standby_ready = 0;  // standby environments, and of those ready
 };
 
 // The fault decision point's counters (models::faults::fault_counters), by name.

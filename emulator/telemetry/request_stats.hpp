@@ -104,8 +104,8 @@ class request_stats {
     };
 
     void record(const request_record& r);
-    // A cold start's Init Duration in ms (modeled plus the runtime's real local init, as the
-    // REPORT line states it), from every invocation, a client's or not.
+    // A cold start's Init Duration in ms as the REPORT line states it (the model's draw; what
+    // was waited for an init that failed), from every invocation, a client's or not.
     void record_init(std::string_view function, double init_duration_ms);
 
     // Forgets every request and every Init Duration (POST /counters/reset, POST /reset), as

@@ -145,6 +145,21 @@ std::string render_run_summary(const run_summary_input& in) {
                         plural(h.count(), "cold start", "cold starts") + ", median " +
                             fixed(h.quantile_ms(0.5)) + ", max " + fixed(h.max_ms()) + " ms");
         }
+    // Where this machine, not the model, set a cold start's latency: the figures above are the
+    // model's, the client waited longer by these.
+    titled = false;
+    for (const auto& [function, o] : in.overruns) {
+        if (o.overruns == 0) continue;
+        if (!std::exchange(titled, true)) out += "  local init overran the model\n";
+        std::string text = std::to_string(o.overruns) + " of " +
+                           plural(o.cold_starts, "cold start", "cold starts") + ", by " +
+                           fixed(o.overrun_max_ms) + " ms at most (" + fixed(o.overrun_ms) +
+                           " ms in all)";
+        if (o.burst_cold_starts_max > o.standby)
+            text += "; --standby " + std::to_string(o.burst_cold_starts_max) +
+                    " would have covered the largest burst";
+        out += line("    ", function, text);
+    }
     return out;
 }
 

@@ -21,6 +21,9 @@
 //                             kill)" when N > 0)
 //     Init Duration
 //       Hello ............... 3 cold starts, median 812.0, max 1020.0 ms
+//     local init overran the model
+//       Hello ............... 2 of 3 cold starts, by 402.0 ms at most (610.0 ms in all);
+//                             --standby 3 would have covered the largest burst
 //
 // Response times are real (wall) time from receipt to the last byte sent; "none" counts
 // requests that got no status (reset, held unanswered, client gone). Percentiles are within
@@ -47,6 +50,16 @@ struct run_summary_input {
     // When the counters were last reset (POST /counters/reset, POST /reset), in ms of the
     // run: everything the summary counts is from then on, and its first line says so.
     std::optional<double> counters_reset_at_ms;
+    // Per function, the cold starts whose local init outlasted the modeled Init Duration
+    // (functions::pool_stats); functions without any are left out of the block.
+    struct init_overruns {
+        std::uint64_t cold_starts = 0;
+        std::uint64_t overruns = 0;
+        double overrun_ms = 0, overrun_max_ms = 0;  // real
+        std::uint64_t burst_cold_starts_max = 0;    // the largest burst's cold starts
+        std::size_t standby = 0;                    // standby environments the pool kept
+    };
+    std::map<std::string, init_overruns> overruns;
 };
 
 // The block, every line ending in '\n'. Fronts are named "gateway" and "invoke API"
