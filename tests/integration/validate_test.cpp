@@ -1,5 +1,7 @@
 // `coldbrew validate`: the real binary on a SAM app, its per-function model explanation.
 
+#include <signal.h>
+
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -111,4 +113,40 @@ TEST_CASE("validate: a profile with the old flat legacy-eni form still runs, per
     CHECK(line_with(r.out, "  Vpc  cold start p50 ") != "");
     CHECK(line_with(r.out, "vpc: legacy-eni mixture(").find("flat form: no ENI pool") != std::string::npos);
     CHECK(r.out.find("a burst of ") == std::string::npos);
+}
+
+TEST_CASE("up: a legacy-eni cold start's decision log line names its ENI and the wait", "[integration]") {
+    eni_app app;
+    temp_dir logs;
+    const auto log_path = logs.path() / "decisions.jsonl";
+    std::string text;
+    {
+        // Scaled down so the modeled ENI creation (seconds) takes milliseconds here.
+        coldbrew_process cb({"up", app.dir.path().string(), "--port", "0", "--seed", "9",
+                             "--time-scale", "0.01", "--decision-log", log_path.string()});
+        const int port = cb.wait_for_port();
+        CHECK(http_request(port, "POST", "/vpc", "{}", {{"Content-Type", "application/json"}}).status == 200);
+        CHECK(http_request(port, "POST", "/plain", "{}", {{"Content-Type", "application/json"}}).status == 200);
+        cb.signal(SIGTERM);
+        REQUIRE(cb.wait_exit());
+    }
+    std::ifstream in(log_path);
+    std::stringstream s;
+    s << in.rdbuf();
+    text = s.str();
+    INFO(text);
+    const std::string vpc = line_with(text, R"("event":"created","function":"Vpc")");
+    REQUIRE(vpc != "");
+    const auto eni = vpc.find(R"(,"eni":{"id":0,"created":true,"wait_ms":)");
+    REQUIRE(eni != std::string::npos);
+    // The vpc term of the Init Duration is that wait, in seconds (a modeled ENI creation).
+    const auto vpc_at = vpc.find(R"("vpc":)");
+    REQUIRE(vpc_at != std::string::npos);
+    const std::string vpc_ms = vpc.substr(vpc_at + 6, vpc.find(',', vpc_at) - vpc_at - 6);
+    const auto wait_at = eni + std::string(R"(,"eni":{"id":0,"created":true,"wait_ms":)").size();
+    CHECK(vpc.substr(wait_at, vpc.find('}', wait_at) - wait_at) == vpc_ms);
+    CHECK(std::stod(vpc_ms) > 1000);
+    const std::string plain = line_with(text, R"("event":"created","function":"Plain")");
+    REQUIRE(plain != "");
+    CHECK(plain.find(R"("eni")") == std::string::npos);
 }
