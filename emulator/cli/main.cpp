@@ -228,10 +228,10 @@ void print_models(const config::stack& s, const functions::stack_models& m, std:
         auto pc = fm->cold_start.percentiles(rng, fn.name);
         // With shared ENIs a cold start's wait depends on the others; these are of one alone.
         const bool eni_pool = fm->cold_start.eni() != nullptr;
-        out << "  " << fn.name << (eni_pool ? "  isolated cold start (waits for a new ENI) p50 "
-                                            : "  cold start p50 ")
-            << ms_text(pc.p50) << "  p95 "
-            << ms_text(pc.p95) << "  p99 " << ms_text(pc.p99) << "  (" << fn.runtime << " "
+        out << "  " << fn.name << "  cold start p50 " << ms_text(pc.p50) << "  p95 "
+            << ms_text(pc.p95) << "  p99 " << ms_text(pc.p99) << "  ("
+            << (eni_pool ? "isolated cold start, which waits for a new ENI; " : "")
+            << fn.runtime << " "
             << fn.architecture << " " << fn.package_type << ", " << fn.memory_mb << " MB = "
             << std::to_string(models::vcpu_share(fn.memory_mb, p.mb_per_vcpu, p.max_vcpus)).substr(0, 4)
             << " vCPU, package " << mb_text(fm->traits.package_zipped_mb) << " zipped"

@@ -66,9 +66,13 @@ TEST_CASE("validate: a legacy-eni function explains its ENIs and what a cold bur
     INFO(r.out << r.err);
     REQUIRE(r.code == 0);
     // The percentiles line says it is of one cold start alone, which always waits on an ENI.
-    CHECK(line_with(r.out, "  Vpc  isolated cold start (waits for a new ENI) p50 ").find("VPC legacy-eni") !=
+    const std::string vpc = line_with(r.out, "  Vpc  cold start p50 ");
+    CHECK(vpc.find("(isolated cold start, which waits for a new ENI; provided.al2023") !=
           std::string::npos);
-    CHECK(line_with(r.out, "  Plain  cold start p50 ") != "");
+    CHECK(vpc.find("VPC legacy-eni") != std::string::npos);
+    const std::string plain = line_with(r.out, "  Plain  cold start p50 ");
+    REQUIRE(plain != "");
+    CHECK(plain.find("isolated") == std::string::npos);
     CHECK(line_with(r.out, "vpc: legacy-eni shared ENIs: 3 environments per ENI at 1024 MB")
               .find("creation lognormal(median=9100ms, p99=21000ms)") != std::string::npos);
     CHECK(line_with(r.out, "vpc: legacy-eni shared ENIs").find("released after uniform(1200000ms, 2700000ms)") !=
@@ -110,7 +114,9 @@ TEST_CASE("validate: a profile with the old flat legacy-eni form still runs, per
     const result r = run({"validate", app.dir.path().string()});
     INFO(r.out << r.err);
     REQUIRE(r.code == 0);
-    CHECK(line_with(r.out, "  Vpc  cold start p50 ") != "");
+    const std::string vpc = line_with(r.out, "  Vpc  cold start p50 ");
+    REQUIRE(vpc != "");
+    CHECK(vpc.find("isolated") == std::string::npos);
     CHECK(line_with(r.out, "vpc: legacy-eni mixture(").find("flat form: no ENI pool") != std::string::npos);
     CHECK(r.out.find("a burst of ") == std::string::npos);
 }
