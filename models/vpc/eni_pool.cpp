@@ -40,7 +40,10 @@ eni_attachment eni_pool::attach(std::uint64_t environment, double now_ms) {
     for (auto& [id, e] : enis_) {
         if (e.environments >= capacity_) continue;
         if (e.ready_at_ms <= now_ms) {
-            if (!ready) ready = &e, ready_id = id;  // the map is in id order: lowest id
+            if (!ready) {  // the map is in id order: the lowest id
+                ready = &e;
+                ready_id = id;
+            }
         } else if (!pending || e.ready_at_ms < pending->ready_at_ms) {
             pending = &e;
             pending_id = id;
