@@ -37,6 +37,8 @@
 #include "emulator/telemetry/trace_export.hpp"
 #include "models/bandwidth/bandwidth.hpp"
 #include "models/compute/cpu.hpp"
+#include "models/pool/pool_policy.hpp"
+#include "models/vpc/eni_pool.hpp"
 
 extern char** environ;
 
@@ -230,8 +232,12 @@ void print_models(const config::stack& s, const functions::stack_models& m, std:
         const auto* fm = m.find(fn.name);
         if (!fm) continue;
         auto pc = fm->cold_start.percentiles(rng, fn.name);
+        // With shared ENIs a cold start's wait depends on the others; these are of one alone.
+        const bool eni_pool = fm->cold_start.eni() != nullptr;
         out << "  " << fn.name << "  cold start p50 " << ms_text(pc.p50) << "  p95 "
-            << ms_text(pc.p95) << "  p99 " << ms_text(pc.p99) << "  (" << fn.runtime << " "
+            << ms_text(pc.p95) << "  p99 " << ms_text(pc.p99) << "  ("
+            << (eni_pool ? "isolated cold start, which waits for a new ENI; " : "")
+            << fn.runtime << " "
             << fn.architecture << " " << fn.package_type << ", " << fn.memory_mb << " MB = "
             << std::to_string(models::vcpu_share(fn.memory_mb, p.mb_per_vcpu, p.max_vcpus)).substr(0, 4)
             << " vCPU, package " << mb_text(fm->traits.package_zipped_mb) << " zipped"
@@ -253,6 +259,17 @@ void print_models(const config::stack& s, const functions::stack_models& m, std:
                 << " on disk, " << mb_text(fm->traits.package_zipped_mb) << " zipped"
                 << (fm->package->estimated ? " (estimated from a sample)" : "") << "\n";
         for (const auto& line : fm->cold_start.explanation()) out << "      " << cite(line) << "\n";
+        if (const models::legacy_eni_model* eni = fm->cold_start.eni()) {
+            // Run the pure models on a cold stack, so these follow the profile and the seed.
+            for (int n : {16, 50, 100}) {
+                const auto b = models::simulate_cold_burst(fm->cold_start, rng, fn.name + "#burst", n);
+                out << "      a burst of " << n << " first requests against a cold stack: "
+                    << b.enis_created << " ENI" << (b.enis_created == 1 ? "" : "s")
+                    << " created (" << models::environments_per_eni(fn.memory_mb, eni->memory_per_eni_gb)
+                    << " environments per ENI), cold start p50 " << ms_text(b.p50_ms) << "  p95 "
+                    << ms_text(b.p95_ms) << "  max " << ms_text(b.max_ms) << "\n";
+            }
+        }
         out << "      " << cite("keep-alive: " + fm->lifetime.keep_alive_ms.to_string() +
                                 "; max lifetime: " + fm->lifetime.max_lifetime_ms.to_string() +
                                 " \xe2\x80\x94 " + p.lifetime_source)

@@ -1,5 +1,7 @@
 #include "models/coldstart/cold_start.hpp"
 
+#include "models/vpc/eni_pool.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -147,14 +149,31 @@ cold_start_model::cold_start_model(const profile& p, const function_traits& trai
     explanation_.push_back(with_source(line, p.package_source));
 
     // VPC term.
+    memory_mb_ = traits.memory_mb;
     const std::string mode(to_string(traits.vpc));
     const auto vpc = p.vpc.find(mode);
-    if (vpc == p.vpc.end()) {
+    if (traits.vpc == vpc_mode::legacy_eni && p.legacy_eni && vpc == p.vpc.end()) {
+        eni_ = *p.legacy_eni;
+        const int per_eni = environments_per_eni(traits.memory_mb, eni_->memory_per_eni_gb);
+        explanation_.push_back(with_source(
+            "vpc: legacy-eni shared ENIs: " + std::to_string(per_eni) + " environment" +
+                (per_eni == 1 ? "" : "s") + " per ENI at " + std::to_string(traits.memory_mb) +
+                " MB (" + number(eni_->memory_per_eni_gb) + " GB per ENI); creation " +
+                eni_->creation_ms.to_string() + ", waited for by every environment that needs " +
+                "the new ENI; an unused ENI is released after " +
+                eni_->idle_release_ms.to_string(),
+            eni_->source));
+    } else if (vpc == p.vpc.end()) {
         throw model_error("profile " + p.name + " has no vpc entry '" + mode +
                           "' (entries: " + key_list(p.vpc) + ")");
+    } else {
+        vpc_ = vpc->second;
+        explanation_.push_back(with_source("vpc: " + mode + " " + vpc_.to_string() +
+                                               (traits.vpc == vpc_mode::legacy_eni
+                                                    ? " per environment (flat form: no ENI pool)"
+                                                    : ""),
+                                           p.vpc_source));
     }
-    vpc_ = vpc->second;
-    explanation_.push_back(with_source("vpc: " + mode + " " + vpc_.to_string(), p.vpc_source));
 
     // Extensions term: one line per extension, so each keeps its own source.
     for (const auto& kind : traits.extensions) {
@@ -180,7 +199,8 @@ init_draw cold_start_model::sample(const random_source& rng, std::string_view ke
     init_draw out;
     out.runtime_ms = std::max(0.0, runtime_.sample(d));
     if (package_) out.package_ms = std::max(0.0, package_->sample(d));
-    out.vpc_ms = std::max(0.0, vpc_.sample(d));
+    // With an ENI pool the wait is pool_policy's; not drawing here keeps it out of the sum.
+    if (!eni_) out.vpc_ms = std::max(0.0, vpc_.sample(d));
     for (const auto& ext : extensions_)
         out.extensions_ms = std::max(out.extensions_ms, ext.sample(d));
     out.total_ms = out.runtime_ms + out.package_ms + out.vpc_ms + out.extensions_ms;
@@ -194,8 +214,14 @@ cold_start_model::summary cold_start_model::percentiles(const random_source& rng
     const std::string summary_key = std::string(key) + "#summary";
     std::vector<double> totals;
     totals.reserve(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i)
-        totals.push_back(sample(rng, summary_key, static_cast<std::uint64_t>(i)).total_ms);
+    for (int i = 0; i < n; ++i) {
+        const auto index = static_cast<std::uint64_t>(i);
+        double total = sample(rng, summary_key, index).total_ms;
+        // An isolated cold start finds no ENI: it waits for a whole creation.
+        if (eni_)
+            total += std::max(0.0, eni_->creation_ms.sample(rng, "eni-creation", summary_key, index));
+        totals.push_back(total);
+    }
     std::sort(totals.begin(), totals.end());
     // Nearest rank: the smallest value with at least pct% of the samples at or below it.
     const auto at = [&](long pct) {

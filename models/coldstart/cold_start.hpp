@@ -5,7 +5,11 @@
 //   package     app init from the deployment package: ms per zipped MB × size, log-normal,
 //               scaled by the profile's memory factor (Shilkov 2021, model-data §2a/§2b);
 //               zero-cost for container images (image size did not matter, §2a)
-//   vpc         none / hyperplane (+~0.2 s p50, 2021) / legacy-eni (bimodal, 2019) (§3)
+//   vpc         none / hyperplane (+~0.2 s p50, 2021) / legacy-eni (§3): with the profile's
+//               structured legacy-eni entry the term is the wait for a shared ENI, which
+//               depends on the other environments, so pool_policy owns it (models/vpc/
+//               eni_pool.hpp) and sample() leaves it at 0; with the flat form it is drawn
+//               per environment like the others
 //   extensions  each extension's init; extensions initialise in parallel with each other
 //               before the runtime starts, so the term is the largest of them (§2c)
 // Pure: no I/O (the emulator measures the package and passes its size in).
@@ -69,7 +73,8 @@ public:
 
     // The Init Duration of environment `index` of function `key`: a pure function of
     // (seed, key, index). Uses draw(rng, "init-duration", key, index), consuming uniforms in
-    // the order runtime, package, vpc, then each extension.
+    // the order runtime, package, vpc, then each extension. When eni() is set the vpc term
+    // is not drawn (vpc_ms = 0): pool_policy adds the ENI wait.
     init_draw sample(const random_source& rng, std::string_view key, std::uint64_t index) const;
 
     struct summary {
@@ -77,8 +82,16 @@ public:
     };
     // Percentiles of the total, estimated from `n` seeded samples (deterministic for a seed;
     // drawn under key + "#summary", so they never replay a live environment's draw).
-    // Nearest rank. Throws std::invalid_argument when n < 1.
+    // Nearest rank. Throws std::invalid_argument when n < 1. When eni() is set each sample
+    // is an isolated cold start against a cold stack, which always waits for a new ENI
+    // (its creation drawn under stream "eni-creation", key + "#summary"); cold starts in a
+    // burst or after others share ENIs (pool_policy).
     summary percentiles(const random_source& rng, std::string_view key, int n = 20000) const;
+
+    // The structured legacy-eni entry when the function uses it, else nullptr: pool_policy
+    // then builds an eni_pool for the function from it and memory_mb().
+    const legacy_eni_model* eni() const noexcept { return eni_ ? &*eni_ : nullptr; }
+    int memory_mb() const noexcept { return memory_mb_; }
 
     // One line per term: what was chosen and why, with the profile's source, e.g.
     // "runtime: nodejs20.x zip x86_64 percentiles(p50=142ms, …) — maxday/lambda-perf …".
@@ -88,6 +101,8 @@ private:
     distribution runtime_;
     std::optional<distribution> package_;  // nullopt when the term is zero
     distribution vpc_;
+    std::optional<legacy_eni_model> eni_;  // set: the vpc term belongs to the ENI pool
+    int memory_mb_ = 128;
     std::vector<distribution> extensions_;
     std::vector<std::string> explanation_;
 };

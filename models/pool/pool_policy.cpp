@@ -139,6 +139,13 @@ std::string pool_event::to_json() const {
         append_number(out, init->total_ms);
         out += '}';
     }
+    if (eni) {
+        out += ",\"eni\":{\"id\":" + std::to_string(eni->eni) + ",\"created\":";
+        out += eni->created ? "true" : "false";
+        out += ",\"wait_ms\":";
+        append_number(out, eni->wait_ms);
+        out += '}';
+    }
     if (max_lifetime_ms) {
         out += ",\"max_lifetime_ms\":";
         append_number(out, *max_lifetime_ms);
@@ -190,6 +197,7 @@ pool_policy::pool_policy(std::string function_key, pool_limits limits, lifetime_
         throw std::invalid_argument(who + "scaling environments per window must be > 0");
     if (!(limits_.scaling_window_ms > 0) || !std::isfinite(limits_.scaling_window_ms))
         throw std::invalid_argument(who + "scaling window must be > 0 ms");
+    if (const legacy_eni_model* eni = model_.eni()) eni_.emplace(key_, *eni, model_.memory_mb(), rng_);
     // Last, so a rejected policy takes nothing from the account.
     if (limits_.reserved_concurrency) account_.reserve(*limits_.reserved_concurrency);
 }
@@ -343,6 +351,7 @@ std::vector<pool_action> pool_policy::expire(double now_ms) {
 
     std::vector<pool_action> actions;
     for (const auto& [id, reason] : due) remove(id, pool_event::kind::evicted, reason, now_ms, actions);
+    if (eni_) eni_->expire(now_ms);
     return actions;
 }
 
@@ -353,6 +362,7 @@ void pool_policy::remove(std::uint64_t id, pool_event::kind why, const std::stri
     auto it = environments_.find(id);
     const bool provisioned = it->second.provisioned;
     environments_.erase(it);
+    if (eni_) eni_->detach(id, now_ms);
     pool_event ev;
     ev.type = why;
     ev.environment = id;
@@ -390,6 +400,12 @@ std::uint64_t pool_policy::create(bool provisioned, double now_ms,
                                   std::optional<init_draw>& init) {
     const std::uint64_t id = next_environment_++;
     init = clamp(model_.sample(rng_, key_, id));
+    std::optional<eni_attachment> eni;
+    if (eni_) {
+        eni = eni_->attach(id, now_ms);
+        init->vpc_ms = eni->wait_ms;
+        init->total_ms = init->runtime_ms + init->package_ms + init->vpc_ms + init->extensions_ms;
+    }
     const double max_lifetime =
         non_negative(lifetime_.max_lifetime_ms.sample(rng_, "max-lifetime", key_, id));
 
@@ -417,6 +433,7 @@ std::uint64_t pool_policy::create(bool provisioned, double now_ms,
     ev.environment = id;
     ev.provisioned = provisioned;
     ev.init = init;
+    ev.eni = eni;
     ev.max_lifetime_ms = max_lifetime;
     ev.at_ms = now_ms;
     emit(std::move(ev));
@@ -464,6 +481,39 @@ void pool_policy::emit(pool_event e) {
 void pool_policy::free_concurrency() {
     if (!limits_.reserved_concurrency && account_.unreserved_in_use_ > 0)
         --account_.unreserved_in_use_;
+}
+
+cold_burst simulate_cold_burst(const cold_start_model& model, const random_source& rng,
+                               const std::string& key, int n) {
+    if (n < 1) throw std::invalid_argument("a cold burst needs at least 1 request");
+    pool_limits limits;
+    limits.max_environments = n;
+    limits.scaling_environments = std::max(1000.0, static_cast<double>(n));
+    account_concurrency account(std::max(1000, n + 100), 100);
+    // Nothing is released during the burst, so the lifetimes never come into it.
+    const distribution day = distribution::fixed(86400000);
+    pool_policy policy(key, limits, lifetime_model{day, day}, model, rng, account, nullptr);
+    cold_burst out;
+    out.requests = n;
+    std::vector<double> totals;
+    totals.reserve(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+        const placement p = policy.acquire(0.0);
+        if (p.kind == placement_kind::cold && p.init) totals.push_back(p.init->total_ms);
+    }
+    out.cold_starts = static_cast<int>(totals.size());
+    if (const eni_pool* enis = policy.enis()) out.enis_created = enis->created();
+    if (totals.empty()) return out;
+    std::sort(totals.begin(), totals.end());
+    const auto at = [&](long pct) {
+        const long size = static_cast<long>(totals.size());
+        const long rank = std::max(1L, (pct * size + 99) / 100);
+        return totals[static_cast<std::size_t>(rank - 1)];
+    };
+    out.p50_ms = at(50);
+    out.p95_ms = at(95);
+    out.max_ms = totals.back();
+    return out;
 }
 
 }  // namespace coldbrew::models

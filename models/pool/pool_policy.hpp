@@ -26,6 +26,10 @@
 // period; every environment is retired at a maximum lifetime drawn at its creation (after
 // its current invocation, if busy). Provisioned environments are never evicted for idleness
 // and are replaced when retired or lost.
+// VPC before Hyperplane: when the cold_start_model has a legacy-eni ENI pool
+// (cold_start_model::eni()), the policy keeps one eni_pool for the function; each created
+// environment attaches to an ENI and its Init Duration's vpc term is that ENI wait
+// (models/vpc/eni_pool.hpp), and every evicted or discarded environment detaches.
 
 #include <cstdint>
 #include <deque>
@@ -38,6 +42,7 @@
 #include "models/coldstart/cold_start.hpp"
 #include "models/distribution/distribution.hpp"
 #include "models/random/random_source.hpp"
+#include "models/vpc/eni_pool.hpp"
 
 namespace coldbrew::models {
 
@@ -102,12 +107,15 @@ struct pool_event {
     std::optional<std::uint64_t> environment;
     bool provisioned = false;
     std::optional<init_draw> init;            // created
+    std::optional<eni_attachment> eni;        // created, legacy-eni VPC: its ENI and wait
     std::optional<double> keep_alive_ms;      // idle
     std::optional<double> max_lifetime_ms;    // created
     std::string reason;                       // throttled, evicted, discarded
     double at_ms = 0;                         // when, on the caller's clock (not in the JSON)
 
-    // One JSON object, keys in a fixed order: {"event":"created","function":…,…}.
+    // One JSON object, keys in a fixed order: {"event":"created","function":…,…}. A
+    // legacy-eni environment's "eni":{"id":0,"created":true,"wait_ms":8123.40} follows
+    // init_ms.
     std::string to_json() const;
 };
 
@@ -154,6 +162,9 @@ public:
     // The earliest time expire() has something to do; nullopt when nothing is idle.
     std::optional<double> next_expiry_ms() const;
 
+    // The function's ENIs (legacy-eni VPC), else nullptr.
+    const eni_pool* enis() const noexcept { return eni_ ? &*eni_ : nullptr; }
+
     std::size_t live() const noexcept { return environments_.size(); }
     std::size_t busy() const noexcept { return busy_; }
     std::size_t idle() const noexcept { return environments_.size() - busy_; }
@@ -184,6 +195,7 @@ private:
     const random_source& rng_;
     account_concurrency& account_;
     std::function<void(const pool_event&)> on_event_;
+    std::optional<eni_pool> eni_;
 
     std::map<std::uint64_t, environment_state> environments_;
     std::size_t busy_ = 0;
@@ -193,5 +205,19 @@ private:
     double tokens_at_ms_ = 0;
     bool tokens_started_ = false;
 };
+
+// What `n` first requests arriving together against a cold stack get: a fresh policy (and
+// account) for `model`, n acquires at t = 0 with room for all of them, no releases. Pure
+// and deterministic for (rng seed, key). For `validate`'s account of the ENI model; also
+// meaningful without a VPC (every request is then a cold start of its own).
+struct cold_burst {
+    int requests = 0;
+    int cold_starts = 0;
+    std::uint64_t enis_created = 0;  // 0 without a legacy-eni ENI pool
+    double p50_ms = 0, p95_ms = 0, max_ms = 0;  // Init Duration of the cold starts, nearest rank
+};
+// Throws std::invalid_argument when n < 1.
+cold_burst simulate_cold_burst(const cold_start_model& model, const random_source& rng,
+                               const std::string& key, int n);
 
 }  // namespace coldbrew::models

@@ -414,8 +414,27 @@ class profile_reader {
         const mapping m = r_.as_mapping(v);
         r_.allow_only(m, {"none", "hyperplane", "legacy-eni", "source"});
         p.vpc_source = r_.text(r_.require(m, "source"));
-        for (const char* mode : {"none", "hyperplane", "legacy-eni"})
+        for (const char* mode : {"none", "hyperplane"})
             p.vpc.emplace(mode, r_.dist(r_.require(m, mode)));
+        const value& eni = r_.require(m, "legacy-eni");
+        // A profile written before the ENI pool gave one distribution drawn per environment;
+        // it keeps that meaning, so an old profile file runs as it did.
+        if (eni.node.IsScalar()) {
+            p.vpc.emplace("legacy-eni", r_.dist(eni));
+            return;
+        }
+        if (!eni.node.IsMap())
+            r_.fail(eni, "expected {eni_creation, memory_per_eni_gb, idle_release, source} or a "
+                         "distribution, got " + describe(eni.node));
+        const mapping e = r_.as_mapping(eni);
+        r_.allow_only(e, {"eni_creation", "memory_per_eni_gb", "idle_release", "source"});
+        legacy_eni_model model;
+        model.source = r_.text(r_.require(e, "source"));
+        model.creation_ms = r_.dist(r_.require(e, "eni_creation"));
+        model.memory_per_eni_gb =
+            r_.number_at_least(r_.require(e, "memory_per_eni_gb"), 0, false);
+        model.idle_release_ms = r_.dist(r_.require(e, "idle_release"));
+        p.legacy_eni = std::move(model);
     }
 
     void read_extensions(profile& p, const value& v) {

@@ -20,7 +20,11 @@
 //     image_ms_per_zipped_mb: 0    # container images: size did not matter
 //     memory_factor: {128: 1.06, 2048: 1.0, 8192: 0.916}   # log2-interpolated, clamped
 //     source: "…"
-//   vpc: {none: <distribution>, hyperplane: <distribution>, legacy-eni: <distribution>, source}
+//   vpc: {none: <distribution>, hyperplane: <distribution>, legacy-eni: <eni pool>, source}
+//     <eni pool>: {eni_creation: <distribution>, memory_per_eni_gb: 3,
+//                  idle_release: <distribution>, source: "…"}   (models/vpc/eni_pool.hpp)
+//     The flat form `legacy-eni: <distribution>` of earlier profiles is still read: that
+//     distribution is then drawn per execution environment and no ENI pool is modeled.
 //   extensions: {<kind>: {init: <distribution>, source: "…"}, …}
 //   lifetime: {keep_alive: <distribution>, max_lifetime: <distribution>, source}
 //   scaling: {account_concurrency: 1000, unreserved_minimum: 100,
@@ -46,6 +50,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -106,6 +111,15 @@ struct extension_kind {
     std::string source;
 };
 
+// Pre-Hyperplane VPC networking (before 2019-09): a function's execution environments share
+// ENIs, each created on demand. Used by models/vpc/eni_pool.hpp.
+struct legacy_eni_model {
+    distribution creation_ms;      // time to create and attach one ENI, ms
+    double memory_per_eni_gb = 3;  // environments' memory one ENI serves (AWS sizing formula)
+    distribution idle_release_ms;  // how long an ENI with no environment is kept, per idle period
+    std::string source;
+};
+
 struct profile {
     std::string name;    // "aws-2026"
     std::string origin;  // file path, or "built-in"
@@ -119,8 +133,10 @@ struct profile {
     std::vector<std::pair<double, double>> package_memory_factor;  // (memory MB, factor)
     std::string package_source;
 
-    std::map<std::string, distribution> vpc;  // "none", "hyperplane", "legacy-eni"
+    // "none", "hyperplane"; "legacy-eni" only when the profile gives it in the flat form.
+    std::map<std::string, distribution> vpc;
     std::string vpc_source;
+    std::optional<legacy_eni_model> legacy_eni;  // the structured legacy-eni entry
 
     std::map<std::string, extension_kind> extensions;
 

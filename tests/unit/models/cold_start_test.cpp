@@ -118,12 +118,32 @@ TEST_CASE("cold start: a Hyperplane VPC adds about 240 ms at p50", "[unit]") {
     CHECK(percentile(extra, 0.99) == Approx(630).epsilon(0.05));
 }
 
-TEST_CASE("cold start: a legacy ENI VPC is bimodal", "[unit]") {
+// The built-in profile as it was before the ENI pool: legacy-eni in the flat form.
+const profile& flat_eni_profile() {
+    static const profile p = [] {
+        std::string text = builtin_profile_text();
+        const auto at = text.find("  legacy-eni:\n");
+        const auto end = text.find("\n# Extensions", at);
+        REQUIRE(at != std::string::npos);
+        REQUIRE(end != std::string::npos);
+        text.replace(at, end - at,
+                     "  legacy-eni: \"mixture(0.5: fixed(0), 0.5: lognormal(median=9.1s, p99=21s))\"\n");
+        return parse_profile(text, "flat.yaml");
+    }();
+    return p;
+}
+
+TEST_CASE("cold start: a flat-form legacy ENI VPC is drawn per environment, bimodal", "[unit]") {
     auto t = node20();
     t.vpc = vpc_mode::legacy_eni;
+    const cold_start_model model(flat_eni_profile(), t);
+    CHECK(model.eni() == nullptr);
+    CHECK(model.explanation()[2].find("flat form: no ENI pool") != std::string::npos);
+    std::vector<init_draw> draws;
+    for (int i = 0; i < 20000; ++i) draws.push_back(model.sample(rng, "fn", static_cast<std::uint64_t>(i)));
     std::vector<double> extra;
     std::size_t zero = 0;
-    for (const auto& d : draws_of(t)) {
+    for (const auto& d : draws) {
         extra.push_back(d.vpc_ms);
         if (d.vpc_ms < 1) ++zero;
     }
@@ -139,6 +159,29 @@ TEST_CASE("cold start: a legacy ENI VPC is bimodal", "[unit]") {
         if (x >= 1) slow.push_back(x);
     CHECK(percentile(slow, 0.5) > 8700);
     CHECK(percentile(slow, 0.5) < 9500);
+}
+
+TEST_CASE("cold start: with the ENI pool the vpc term is left to pool_policy; an isolated one waits a creation",
+          "[unit]") {
+    auto t = node20();
+    t.vpc = vpc_mode::legacy_eni;
+    t.memory_mb = 1024;
+    const cold_start_model model(builtin_profile(), t);
+    REQUIRE(model.eni() != nullptr);
+    CHECK(model.memory_mb() == 1024);
+    CHECK(model.eni()->memory_per_eni_gb == 3);
+    for (const auto& d : draws_of(t, 200)) CHECK(d.vpc_ms == 0);
+    // The same draws as without a VPC: the vpc term takes no uniform here.
+    const auto bare = draws_of(node20(), 5);
+    const auto eni = draws_of(t, 5);
+    for (std::size_t i = 0; i < bare.size(); ++i) CHECK(eni[i].runtime_ms == bare[i].runtime_ms);
+    // Isolated: runtime (~142 ms) plus one ENI creation, log-normal median 9.1 s, p99 21 s.
+    const auto s = model.percentiles(rng, "fn", 20000);
+    CHECK(s.p50 == Approx(9100 + 142).epsilon(0.03));
+    CHECK(s.p99 == Approx(21000 + 170).epsilon(0.06));
+    const std::string line = model.explanation()[2];
+    CHECK(line.find("vpc: legacy-eni shared ENIs: 3 environments per ENI at 1024 MB") == 0);
+    CHECK(line.find("lognormal(median=9100ms, p99=21000ms)") != std::string::npos);
 }
 
 TEST_CASE("cold start: extensions add their init, and several take the slowest", "[unit]") {

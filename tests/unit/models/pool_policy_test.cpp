@@ -1,5 +1,7 @@
 #include "models/pool/pool_policy.hpp"
 
+#include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -666,4 +668,144 @@ TEST_CASE("pool policy: a waiting invocation placed again keeps its request inde
     // A new invocation after it continues the count.
     CHECK(policy.acquire(4).request_index == 2);
     CHECK(log.back().find(R"("request":2)") != std::string::npos);
+}
+
+// --- legacy-eni VPC: shared ENIs -----------------------------------------------------------
+
+namespace {
+
+const cold_start_model& eni_model(int memory_mb = 1024) {
+    static std::map<int, std::unique_ptr<cold_start_model>> models;
+    auto& m = models[memory_mb];
+    if (!m) {
+        function_traits traits;
+        traits.runtime = "nodejs20.x";
+        traits.memory_mb = memory_mb;
+        traits.vpc = vpc_mode::legacy_eni;
+        m = std::make_unique<cold_start_model>(builtin_profile(), traits);
+    }
+    return *m;
+}
+
+pool_policy make_eni(harness& h, const std::string& key = "Vpc") {
+    return pool_policy(key, {}, fixed_lifetime(), eni_model(), h.rng, h.account,
+                       [&h](const pool_event& e) { h.events.push_back(e); });
+}
+
+}  // namespace
+
+TEST_CASE("pool policy, legacy-eni: a cold burst of 16 at 1024 MB creates 6 ENIs and every cold start waits",
+          "[unit]") {
+    harness h;
+    auto policy = make_eni(h);
+    REQUIRE(policy.enis());
+    CHECK(policy.enis()->capacity() == 3);
+    std::vector<double> waits;
+    for (int i = 0; i < 16; ++i) {
+        const placement p = policy.acquire(0);
+        REQUIRE(p.kind == placement_kind::cold);
+        REQUIRE(p.init);
+        CHECK(p.init->vpc_ms > 1000);  // on an ENI being created
+        CHECK(p.init->total_ms ==
+              Approx(p.init->runtime_ms + p.init->package_ms + p.init->vpc_ms + p.init->extensions_ms));
+        waits.push_back(p.init->vpc_ms);
+    }
+    CHECK(policy.enis()->created() == 6);  // ceil(16 / 3)
+    CHECK(policy.enis()->enis() == 6);
+    // Environments sharing an ENI wait the same creation: 3, 3, 3, 3, 3 and 1.
+    std::size_t created = 0;
+    for (const auto& e : h.events) {
+        if (e.type != pool_event::kind::created) continue;
+        REQUIRE(e.eni);
+        CHECK(e.eni->eni == *e.environment / 3);
+        CHECK(e.eni->created == (*e.environment % 3 == 0));
+        CHECK(e.eni->wait_ms == waits[*e.environment / 3 * 3]);
+        created += e.eni->created;
+    }
+    CHECK(created == 6);
+}
+
+TEST_CASE("pool policy, legacy-eni: a later cold start within an ENI's capacity waits 0", "[unit]") {
+    harness h;
+    auto policy = make_eni(h);
+    const auto first = policy.acquire(0);
+    REQUIRE(first.init);
+    CHECK(first.init->vpc_ms > 0);
+    // A minute later the ENI is ready and has two free slots; the first environment is busy.
+    const auto later = policy.acquire(60000);
+    REQUIRE(later.kind == placement_kind::cold);
+    CHECK(later.init->vpc_ms == 0);
+    CHECK(later.init->total_ms ==
+          Approx(later.init->runtime_ms + later.init->package_ms + later.init->extensions_ms));
+    CHECK(policy.enis()->created() == 1);
+    // The decision log shows the ENI and its wait after init_ms.
+    const auto lines = h.log();
+    REQUIRE(lines.size() == 2);
+    CHECK(lines[0].find(R"(,"eni":{"id":0,"created":true,"wait_ms":)") != std::string::npos);
+    CHECK(lines[0].find(R"("total":)") < lines[0].find(R"("eni":)"));
+    CHECK(lines[0].find(R"("eni":)") < lines[0].find(R"("max_lifetime_ms":)"));
+    CHECK(lines[1].find(R"(,"eni":{"id":0,"created":false,"wait_ms":0.00},"max_lifetime_ms":)") !=
+          std::string::npos);
+}
+
+TEST_CASE("pool policy, legacy-eni: evicted and discarded environments free their ENI slots", "[unit]") {
+    harness h;
+    auto policy = make_eni(h);
+    std::vector<std::uint64_t> ids;
+    for (int i = 0; i < 3; ++i) ids.push_back(policy.acquire(0).environment);
+    CHECK(policy.enis()->created() == 1);
+    // Full: a fourth at t=60 s needs a second ENI.
+    const auto fourth = policy.acquire(60000);
+    CHECK(fourth.init->vpc_ms > 0);
+    CHECK(policy.enis()->created() == 2);
+    // One discarded, one evicted after its keep-alive: ENI 0 has two free slots again.
+    policy.discard(ids[0], 70000, "crashed");
+    policy.release(ids[1], 70000);
+    policy.expire(70000 + keep_alive_ms);
+    CHECK(policy.live() == 2);
+    const auto again = policy.acquire(70000 + keep_alive_ms);
+    REQUIRE(again.kind == placement_kind::cold);
+    CHECK(again.init->vpc_ms == 0);
+    CHECK(policy.enis()->created() == 2);
+    // Everything gone: after the idle release (20-45 min) the next cold start creates again.
+    policy.discard(ids[2], 700000, "crashed");
+    policy.discard(fourth.environment, 700000, "crashed");
+    policy.discard(again.environment, 700000, "crashed");
+    REQUIRE(policy.enis()->next_release_ms());
+    const double gone = *policy.enis()->next_release_ms() + 45 * 60000;
+    policy.expire(gone);
+    CHECK(policy.enis()->enis() == 0);
+    const auto cold = policy.acquire(gone);
+    CHECK(cold.init->vpc_ms > 0);
+    CHECK(policy.enis()->created() == 3);
+}
+
+TEST_CASE("pool policy, legacy-eni: the same seed gives the same ENI waits", "[unit]") {
+    const auto run = [](std::uint64_t seed) {
+        harness h(seed);
+        auto policy = make_eni(h);
+        for (int i = 0; i < 10; ++i) policy.acquire(i * 1000.0);
+        return h.log();
+    };
+    CHECK(run(5) == run(5));
+    CHECK(run(5) != run(6));
+}
+
+TEST_CASE("cold burst: 16 / 50 / 100 first requests at 1024 MB, legacy-eni", "[unit]") {
+    const random_source rng(42);
+    const auto b16 = simulate_cold_burst(eni_model(), rng, "Vpc#burst", 16);
+    CHECK(b16.requests == 16);
+    CHECK(b16.cold_starts == 16);
+    CHECK(b16.enis_created == 6);
+    CHECK(b16.p50_ms > 1000);  // every one waited on a creation
+    CHECK(b16.p50_ms <= b16.p95_ms);
+    CHECK(b16.p95_ms <= b16.max_ms);
+    CHECK(simulate_cold_burst(eni_model(), rng, "Vpc#burst", 100).enis_created == 34);
+    CHECK(simulate_cold_burst(eni_model(128), rng, "Vpc#burst", 50).enis_created == 3);
+    // Without a VPC there are no ENIs and only the runtime's Init.
+    const auto none = simulate_cold_burst(node_model(), rng, "Hello#burst", 16);
+    CHECK(none.enis_created == 0);
+    CHECK(none.cold_starts == 16);
+    CHECK(none.max_ms < 1000);
+    CHECK_THROWS_AS(simulate_cold_burst(node_model(), rng, "x", 0), std::invalid_argument);
 }

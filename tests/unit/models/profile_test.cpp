@@ -160,9 +160,15 @@ TEST_CASE("profile: the built-in profile parses and is the documented aws-2026 d
     CHECK(p.vpc.at("none").quantile(0.99) == 0);
     CHECK(p.vpc.at("hyperplane").quantile(0.50) == Approx(240));
     CHECK(p.vpc.at("hyperplane").quantile(0.99) == Approx(630));
-    CHECK(p.vpc.at("legacy-eni").cdf(0) == Approx(0.5));
-    CHECK(p.vpc.at("legacy-eni").quantile(0.99) > 17000);
-    CHECK(p.vpc.at("legacy-eni").quantile(0.99) < 21000);
+    // legacy-eni is the structured ENI pool entry (model-data section 3, AWS's 3 GB rule).
+    CHECK(p.vpc.count("legacy-eni") == 0);
+    REQUIRE(p.legacy_eni);
+    CHECK(p.legacy_eni->creation_ms.quantile(0.5) == Approx(9100));
+    CHECK(p.legacy_eni->creation_ms.quantile(0.99) == Approx(21000));
+    CHECK(p.legacy_eni->memory_per_eni_gb == 3);
+    CHECK(p.legacy_eni->idle_release_ms.quantile(0) == Approx(20 * 60000));
+    CHECK(p.legacy_eni->idle_release_ms.quantile(1) == Approx(45 * 60000));
+    CHECK_FALSE(p.legacy_eni->source.empty());
 
     // §2c extensions.
     CHECK(p.extensions.at("go-agent").init_ms.quantile(0.5) == Approx(520));
@@ -241,6 +247,41 @@ TEST_CASE("profile: the tiny test profile parses", "[unit]") {
     CHECK(p.extensions.at("agent").init_ms.quantile(0.5) == 50);
     CHECK(p.vpc.at("legacy-eni").quantile(0.5) == 9000);
     CHECK(p.keep_alive_ms.quantile(0.5) == 300000);
+}
+
+TEST_CASE("profile: legacy-eni in the structured form; the flat form still reads", "[unit]") {
+    // Flat (tiny): a distribution drawn per environment, no ENI pool.
+    CHECK_FALSE(parse_profile(tiny, "my-profile.yaml").legacy_eni);
+
+    const std::string structured = replace(
+        tiny, "  legacy-eni: fixed(9s)\n",
+        "  legacy-eni:\n    eni_creation: fixed(8s)\n    memory_per_eni_gb: 1.5\n"
+        "    idle_release: fixed(30min)\n    source: test\n");
+    const profile p = parse_profile(structured, "my-profile.yaml");
+    REQUIRE(p.legacy_eni);
+    CHECK(p.vpc.count("legacy-eni") == 0);
+    CHECK(p.legacy_eni->creation_ms.quantile(0.5) == 8000);
+    CHECK(p.legacy_eni->memory_per_eni_gb == 1.5);
+    CHECK(p.legacy_eni->idle_release_ms.quantile(0.5) == 1800000);
+    CHECK(p.legacy_eni->source == "test");
+
+    // legacy-eni: is line 21; its keys from line 22.
+    const auto typo = error_of(replace(structured, "    memory_per_eni_gb: 1.5\n",
+                                       "    memory_per_eni: 1.5\n"));
+    CHECK(typo.key() == "vpc.legacy-eni.memory_per_eni");
+    CHECK(typo.line() == 23);
+    CHECK(std::string(typo.what()).find("allowed: eni_creation, memory_per_eni_gb") !=
+          std::string::npos);
+    const auto missing = error_of(replace(structured, "    idle_release: fixed(30min)\n", ""));
+    CHECK(missing.key() == "vpc.legacy-eni.idle_release");
+    CHECK(missing.line() == 21);
+    const auto zero = error_of(replace(structured, "memory_per_eni_gb: 1.5", "memory_per_eni_gb: 0"));
+    CHECK(zero.key() == "vpc.legacy-eni.memory_per_eni_gb");
+    CHECK(zero.line() == 23);
+    const auto list = error_of(replace(tiny, "  legacy-eni: fixed(9s)\n", "  legacy-eni: [9s]\n"));
+    CHECK(list.key() == "vpc.legacy-eni");
+    CHECK(list.line() == 21);
+    CHECK(std::string(list.what()).find("or a distribution") != std::string::npos);
 }
 
 TEST_CASE("profile: an unknown key is an error that lists the allowed keys", "[unit]") {
