@@ -25,6 +25,8 @@
 #             (coldbrew_init_overruns_total, coldbrew_init_overrun_seconds_total)
 #   target    with --standby N and N <= 50: first p50 and p95 each within 10% + 20 ms of the
 #             model's, "ok" or "MISS"; "-" where no target applies
+# Then notes (a missing burst figure, standby readiness not seen, the Python interpreter used)
+# and the script's total time.
 # Where this build lacks a feature (--standby, the overrun counters, the burst figure) the row
 # says n/a and why; features are detected from `coldbrew up --help`, /metrics and validate.
 # Traffic goes to 127.0.0.1 only; every coldbrew (and its process group) ends with the script.
