@@ -608,8 +608,13 @@ void wait_for_standby(uv_loop_t& loop, app::app& application) {
         },
         10, 10);
     while (!w.done) uv_run(&loop, UV_RUN_ONCE);
-    if (!application.standby_settled())
+    if (!application.standby_settled()) {
         spdlog::warn("standby execution environments still starting after 10 s; serving now");
+    } else {
+        std::size_t ready = 0;
+        for (const auto& [_, st] : application.stats()) ready += st.standby_ready;
+        spdlog::info("{} standby execution environment{} ready", ready, ready == 1 ? "" : "s");
+    }
     uv_close(reinterpret_cast<uv_handle_t*>(&w.tick), nullptr);
     uv_run(&loop, UV_RUN_NOWAIT);
 }
