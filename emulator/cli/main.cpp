@@ -25,6 +25,7 @@
 #include "emulator/config/fault_rules.hpp"
 #include "emulator/config/stack.hpp"
 #include "emulator/functions/function_model.hpp"
+#include "emulator/functions/launcher.hpp"
 #include "emulator/functions/service_errors.hpp"
 #include "emulator/report/report_command.hpp"
 #include "emulator/scheduler/scheduler.hpp"
@@ -175,12 +176,21 @@ struct load_flags {
     std::string standby;  // `up --standby N|auto`: every function's standby environments
 };
 
-config::stack load(const load_flags& f) {
+// Loads the stack and resolves each function's interpreter (before anything listens);
+// `interpreters`, when given, receives one per function for `validate`.
+config::stack load(const load_flags& f,
+                   std::vector<functions::interpreter>* interpreters = nullptr) {
     config::load_options o;
     for (const auto& arg : f.parameter_overrides) parse_parameter_overrides(arg, o.parameter_overrides);
     if (!f.stage.empty()) o.stage = f.stage;
     o.env = process_env();
+    system_clock_source clock;
+    // Runtime lifecycles are judged on today's date, as AWS judges a deploy.
+    o.today = std::chrono::year_month_day{std::chrono::floor<std::chrono::days>(clock.wall())};
     auto stack = config::load_stack(f.path, o);
+    functions::system_host host(clock);
+    auto resolved = functions::resolve_interpreters(stack, host);
+    if (interpreters) *interpreters = std::move(resolved);
     if (f.time_scale) stack.settings.time_scale = *f.time_scale;
     if (f.invoke_port) stack.settings.invoke_port = *f.invoke_port;
     if (f.admin_port) stack.settings.admin_port = *f.admin_port;
@@ -1020,7 +1030,8 @@ int main(int argc, char** argv) {
             return 0;
         }
         if (cli.got_subcommand("validate")) {
-            auto stack = load(lf);
+            std::vector<functions::interpreter> interpreters;
+            auto stack = load(lf, &interpreters);
             auto m = functions::build_models(stack);
             models::faults::fault_registry kinds;
             models::faults::register_builtin_faults(kinds);
@@ -1037,6 +1048,10 @@ int main(int argc, char** argv) {
             print_models(stack, *m, stack.settings.seed.value_or(0), true, std::cout);
             print_faults(faults, std::cout);
             print_dependencies(stack, std::cout);
+            std::cout << "Interpreters:\n";
+            for (std::size_t i = 0; i < stack.functions.size() && i < interpreters.size(); ++i)
+                std::cout << "  " << stack.functions[i].name << "  " << stack.functions[i].runtime
+                          << "  " << functions::describe(interpreters[i]) << "\n";
             std::cout << "OK: " << stack.functions.size() << " functions, " << stack.routes.size()
                       << " routes\n";
             return 0;

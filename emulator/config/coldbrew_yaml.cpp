@@ -10,8 +10,11 @@
 #include "models/bandwidth/bandwidth.hpp"
 #include "models/distribution/distribution.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -817,6 +820,45 @@ void parse_telemetry(const ynode& v, coldbrew_file& out) {
     parse_section<coldbrew_file>(v, telemetry_fields, out);
 }
 
+// ---- runtimes: -------------------------------------------------------------------------
+
+// `runtimes: {python3.12: /opt/py312/bin/python3}`: the interpreter for a runtime identifier.
+// Keys are the Node.js and Python identifiers of the runtime table (OS-only runtimes run their
+// own bootstrap); values must be executable files now, not at the first cold start.
+void parse_runtimes(const ynode& v, coldbrew_file& out) {
+    if (v.is_null()) return;
+    expect_map(v, "runtimes");
+    std::vector<std::string_view> ids;
+    for (const auto& r : lambda_runtimes())
+        if (r.id.rfind("nodejs", 0) == 0 || r.id.rfind("python", 0) == 0) ids.push_back(r.id);
+    for (const auto& m : v.members) {
+        const std::string path = join_path(v.path, m.key);
+        if (std::find(ids.begin(), ids.end(), m.key) == ids.end()) {
+            std::string allowed;
+            for (auto id : ids) allowed += (allowed.empty() ? "" : ", ") + std::string(id);
+            fail_key(m, path,
+                     "unknown runtime '" + m.key + "'" + did_you_mean(m.key, ids) +
+                         "; runtimes takes Node.js and Python runtime identifiers: " + allowed);
+        }
+        const std::string& text = expect_string(m.value, path);
+        if (text.empty()) fail(m.value, path + " must not be empty");
+        std::filesystem::path p(text);
+        if (text == "~" || text.rfind("~/", 0) == 0) {
+            const char* home = std::getenv("HOME");
+            if (!home || !*home) fail(m.value, path + ": ~ needs HOME to be set");
+            p = std::filesystem::path(home) / text.substr(text.size() > 1 ? 2 : 1);
+        }
+        p = normal_absolute(p.is_absolute() ? p : out.dir / p);
+        std::error_code ec;
+        if (!std::filesystem::exists(p, ec)) fail(m.value, p.string() + " does not exist");
+        if (!std::filesystem::is_regular_file(p, ec))
+            fail(m.value, p.string() + " is not a file (expected the interpreter itself, e.g. "
+                                       ".../bin/python3.12 or .../bin/node)");
+        if (::access(p.c_str(), X_OK) != 0) fail(m.value, p.string() + " is not executable");
+        out.values.runtimes[m.key] = {p, m.value.where};
+    }
+}
+
 // ---- top level -------------------------------------------------------------------------
 
 constexpr field<coldbrew_file> top_level[] = {
@@ -908,6 +950,7 @@ constexpr field<coldbrew_file> top_level[] = {
                    coldbrew_file& out) { parse_section<coldbrew_file>(v, network_fields, out); }},
     {"dependencies", parse_dependencies},
     {"telemetry", parse_telemetry},
+    {"runtimes", parse_runtimes},
 };
 
 std::string position_text(const source_location& where) {

@@ -1,5 +1,7 @@
 #include "emulator/config/rules.hpp"
 
+#include "emulator/config/lambda_runtimes.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -11,10 +13,6 @@
 namespace coldbrew::config::detail {
 
 namespace {
-
-bool starts_with(std::string_view s, std::string_view prefix) {
-    return s.substr(0, prefix.size()) == prefix;
-}
 
 std::string upper(std::string_view s) {
     std::string out(s);
@@ -67,15 +65,19 @@ int read_timeout_s(const ynode& n, std::string_view what) {
     return static_cast<int>(expect_int(n, min_timeout_s, max_timeout_s, what));
 }
 
-std::string read_runtime(const ynode& n, const std::string& owner) {
+std::string read_runtime(const ynode& n, const std::string& owner,
+                         std::chrono::year_month_day today, std::vector<std::string>& warnings) {
     const std::string& runtime = expect_string(n, "Runtime");
-    const bool ok = (starts_with(runtime, "nodejs") && runtime.size() > 6) ||
-                    (starts_with(runtime, "python3") && runtime.size() > 7) ||
-                    runtime == "provided" || runtime == "provided.al2" ||
-                    runtime == "provided.al2023";
-    if (!ok) {
-        fail(n, owner + ": runtime " + runtime +
-                    " is not supported (supported: nodejs*, python3*, provided*)");
+    auto check = check_lambda_runtime(runtime, today);
+    switch (check.kind) {
+    case runtime_check::verdict::supported:
+        break;
+    case runtime_check::verdict::deprecated:
+        warnings.push_back(warning_text(n, owner + ": " + check.message));
+        break;
+    case runtime_check::verdict::blocked:
+    case runtime_check::verdict::unknown:
+        fail(n, owner + ": " + check.message);
     }
     return runtime;
 }

@@ -6,6 +6,7 @@
 #include "emulator/config/stack.hpp"
 #include "emulator/config/yaml_tree.hpp"
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -29,9 +30,14 @@ inline constexpr std::int64_t min_integration_timeout_ms = 50;
 int read_memory_mb(const ynode& n, std::string_view what);
 int read_timeout_s(const ynode& n, std::string_view what);
 
-// Accepts nodejs*, python3*, provided, provided.al2, provided.al2023; anything else throws
-// "<owner>: runtime X is not supported (supported: nodejs*, python3*, provided*)".
-std::string read_runtime(const ynode& n, const std::string& owner);
+// A Node.js, Python or OS-only runtime identifier of lambda_runtimes.hpp's table, judged on
+// `today`: past its block-create date it throws "<owner>: The runtime parameter of X is no
+// longer supported …" (AWS's InvalidParameterValueException text); deprecated but still
+// creatable it appends a warning naming the dates; an identifier not in the table throws
+// "<owner>: runtime X is not supported (supported: <the creatable ones>)". Errors and
+// warnings are at `n`.
+std::string read_runtime(const ynode& n, const std::string& owner,
+                         std::chrono::year_month_day today, std::vector<std::string>& warnings);
 
 // "x86_64" or "arm64".
 std::string read_architecture(const ynode& n, const std::string& owner);

@@ -505,7 +505,7 @@ void sam_loader::read_function(const ymember& res, const ynode& props_raw) {
     auto runtime = value(props, "Runtime");
     if (!runtime)
         fail_missing(props, "Runtime", function_properties, props_at, id + ": Runtime is required");
-    fn.runtime = read_runtime(*runtime, id);
+    fn.runtime = read_runtime(*runtime, id, options_.today, out_.warnings);
 
     // SAM CLI requires Handler for Zip functions, provided* included
     // (`samcli/lib/providers/sam_function_provider.py`).

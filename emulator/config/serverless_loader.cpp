@@ -572,7 +572,7 @@ class serverless_loader {
   public:
     serverless_loader(const ynode& root, const load_options& options, bool region_fixed, stack& out)
         : root_(root), out_(out), service_dir_(out.template_file.parent_path()),
-          vars_(root, options, service_dir_, out.settings, region_fixed) {}
+          vars_(root, options, service_dir_, out.settings, region_fixed), today_(options.today) {}
 
     void run();
 
@@ -590,6 +590,7 @@ class serverless_loader {
     std::string service_;
     std::string stage_;
     std::string http_payload_ = "2.0"; // serverless-offline src/ServerlessOffline.js default
+    std::chrono::year_month_day today_;  // runtime lifecycle date (load_options::today)
 };
 
 std::string serverless_loader::read_service() {
@@ -709,7 +710,7 @@ void serverless_loader::read_function(const ymember& entry) {
                      key + ": runtime is required (set provider.runtime or functions." + key +
                          ".runtime)");
     }
-    fn.runtime = read_runtime(*runtime, key);
+    fn.runtime = read_runtime(*runtime, key, today_, out_.warnings);
 
     const ynode* handler = def.find("handler");
     if (!handler || handler->is_null())

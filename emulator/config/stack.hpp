@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "emulator/config/config_error.hpp"
+#include "emulator/config/lambda_runtimes.hpp"
 
 namespace coldbrew::config {
 
@@ -125,6 +126,10 @@ struct function {
     source_location model_where;
     std::string model_path;
     source_location where;
+    // The interpreter a nodejs* or python* function runs on, as the resolution pass at start
+    // found it (functions::resolve_interpreters, emulator/functions/launcher.hpp); empty:
+    // not resolved, the first `node` / `python3` on PATH.
+    std::string interpreter;
 };
 
 // coldbrew's own options (coldbrew.yaml, top-level keys). Ports: 0 = pick a free one.
@@ -219,6 +224,14 @@ struct settings {
     // file (absolute; its directory exists) and the OTLP/HTTP endpoint ("" when none).
     std::optional<std::filesystem::path> trace_file;
     std::string otlp_endpoint;
+    // coldbrew.yaml `runtimes:`: the interpreter each runtime identifier runs on, e.g.
+    // {python3.12: /opt/py312/bin/python3}; it wins over every search. `file` is absolute and
+    // was an executable file when loaded; `where` is its value.
+    struct runtime_interpreter {
+        std::filesystem::path file;
+        source_location where;
+    };
+    std::map<std::string, runtime_interpreter> runtimes;
 };
 
 struct stack {
@@ -240,6 +253,9 @@ struct load_options {
     std::map<std::string, std::string> parameter_overrides;  // SAM --parameter-overrides
     std::optional<std::string> stage;                        // serverless --stage
     std::map<std::string, std::string> env;  // process environment, for ${env:…}
+    // The date a runtime's lifecycle is judged on (lambda_runtimes.hpp): a runtime past its
+    // block-create date is an error, a deprecated one a warning. The CLI passes today's.
+    std::chrono::year_month_day today = runtime_table_checked;
 };
 
 // Loads `path`: a template file (template.yaml/.yml, serverless.yml/.yaml) or a directory
@@ -284,6 +300,8 @@ struct load_options {
 //            rules: [rule, …]}  (models/faults/faults.hpp; parsed by parse_fault_rules)
 //   network: {scalable_bandwidth: bool}; per function (functions.<name>.network):
 //            {scalable_bandwidth: bool, bandwidth: rate}  (models::bandwidth::parse_rate)
+//   runtimes: {<nodejs* or python* runtime id>: path to the interpreter (relative to
+//             coldbrew.yaml's directory, absolute, or ~/…; an existing executable file)}
 //   telemetry: {trace_file: path (relative to coldbrew.yaml's directory; its directory
 //              exists), otlp_endpoint: "http://host:port[/path]"}
 //   dependencies: {<name>: dependency}  (see `struct dependency`; names [A-Za-z0-9_-]+)

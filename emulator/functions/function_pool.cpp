@@ -19,11 +19,6 @@ namespace coldbrew::functions {
 
 namespace {
 
-bool is_executable_file(const std::filesystem::path& p) {
-    struct stat st{};
-    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
-}
-
 bool starts_with(const std::string& s, std::string_view prefix) {
     return s.rfind(prefix, 0) == 0;
 }
@@ -36,65 +31,6 @@ std::string execution_env(const std::string& runtime) {
 }
 
 }  // namespace
-
-std::string find_executable(const std::string& name, const std::string& path_env) {
-    if (name.find('/') != std::string::npos) return is_executable_file(name) ? name : "";
-    std::size_t start = 0;
-    while (start <= path_env.size()) {
-        auto end = path_env.find(':', start);
-        if (end == std::string::npos) end = path_env.size();
-        std::string dir = path_env.substr(start, end - start);
-        if (dir.empty()) dir = ".";
-        auto candidate = std::filesystem::path(dir) / name;
-        if (is_executable_file(candidate)) return candidate.string();
-        start = end + 1;
-    }
-    return "";
-}
-
-supervisor::spawn_options launcher_for(const config::function& fn,
-                                       const std::filesystem::path& runtimes_dir) {
-    supervisor::spawn_options o;
-    const char* path = std::getenv("PATH");
-    std::string path_env = path ? path : "/usr/local/bin:/usr/bin:/bin";
-    if (starts_with(fn.runtime, "provided")) {
-        // Custom runtimes: bootstrap from the code directory, else from a layer (/opt) [CUSTOM].
-        std::vector<std::filesystem::path> candidates{fn.code_dir / "bootstrap"};
-        for (const auto& layer : fn.layer_dirs) candidates.push_back(layer / "bootstrap");
-        for (const auto& c : candidates) {
-            if (is_executable_file(c)) {
-                o.file = c.string();
-                o.args = {o.file};
-                return o;
-            }
-        }
-        std::string list;
-        for (const auto& c : candidates) list += (list.empty() ? "" : " ") + c.string();
-        o.args = {"Couldn't find valid bootstrap(s): [" + list + "]"};
-        return o;
-    }
-    if (starts_with(fn.runtime, "nodejs")) {
-        o.file = find_executable("node", path_env);
-        if (o.file.empty()) {
-            o.args = {"runtime " + fn.runtime + " needs `node` on PATH"};
-            return o;
-        }
-        o.args = {o.file, (runtimes_dir / "node" / "bootstrap.cjs").string()};
-        return o;
-    }
-    if (starts_with(fn.runtime, "python3")) {
-        o.file = find_executable("python3", path_env);
-        if (o.file.empty()) {
-            o.args = {"runtime " + fn.runtime + " needs `python3` on PATH"};
-            return o;
-        }
-        // -u: unbuffered, so print() lines reach the log as they happen, as on Lambda.
-        o.args = {o.file, "-u", (runtimes_dir / "python" / "bootstrap.py").string()};
-        return o;
-    }
-    o.args = {"runtime " + fn.runtime + " is not supported"};
-    return o;
-}
 
 function_pool::function_pool(const config::function& fn, const function_model& model,
                              models::account_concurrency& account, pool_context& ctx,

@@ -28,6 +28,7 @@
 
 #include "emulator/clock/clock.hpp"
 #include "emulator/config/stack.hpp"
+#include "emulator/functions/launcher.hpp"
 #include "emulator/scheduler/scheduler.hpp"
 #include "emulator/supervisor/cgroup.hpp"
 #include "emulator/supervisor/supervisor.hpp"
@@ -270,13 +271,5 @@ private:
     std::size_t provisioned_ready_ = 0;  // provisioned environments that finished init
     pool_stats stats_;
 };
-
-// The command that starts a runtime: `bootstrap` for provided*, the node or python shim for
-// managed runtimes. Throws nothing; returns an empty file when the runtime has no launcher.
-supervisor::spawn_options launcher_for(const config::function& fn,
-                                       const std::filesystem::path& runtimes_dir);
-
-// Searches PATH for an executable; empty when not found.
-std::string find_executable(const std::string& name, const std::string& path_env);
 
 }  // namespace coldbrew::functions

@@ -465,7 +465,9 @@ TEST_CASE("serverless unsupported runtime and provider are errors", "[unit]") {
                        "{handler: h.h}\n");
     });
     CHECK(e.message() ==
-          "f: runtime java17 is not supported (supported: nodejs*, python3*, provided*)");
+          "f: runtime java17 is not supported (supported: nodejs24.x, nodejs22.x, nodejs20.x, "
+          "nodejs18.x, nodejs16.x, python3.14, python3.13, python3.12, python3.11, python3.10, "
+          "python3.9, python3.8, provided.al2023, provided.al2)");
     CHECK(e.key_path() == "provider.runtime");
     e = error_of([&] {
         app.serverless("service: s\nprovider: {name: azure, runtime: nodejs20.x}\nfunctions:\n  f: "
@@ -578,7 +580,7 @@ TEST_CASE("serverless cors and authorizer are declared but not emulated: warning
     const auto s = app.serverless(R"(service: s
 provider:
   name: aws
-  runtime: nodejs20.x
+  runtime: nodejs22.x
   httpApi:
     cors: true
 functions:
