@@ -368,6 +368,15 @@ constexpr field<coldbrew_file> gateway_fields[] = {
      }},
 };
 
+// ---- memory: ---------------------------------------------------------------------------
+
+constexpr field<coldbrew_file> memory_fields[] = {
+    {"enforce",
+     [](const ynode& v, coldbrew_file& out) {
+         out.values.enforce_memory = read_bool(v, "memory.enforce");
+     }},
+};
+
 // ---- faults: ---------------------------------------------------------------------------
 
 
@@ -894,6 +903,8 @@ constexpr field<coldbrew_file> top_level[] = {
                    coldbrew_file& out) { parse_section<coldbrew_file>(v, network_fields, out); }},
     {"dependencies", parse_dependencies},
     {"telemetry", parse_telemetry},
+    {"memory", [](const ynode& v,
+                  coldbrew_file& out) { parse_section<coldbrew_file>(v, memory_fields, out); }},
 };
 
 std::string position_text(const source_location& where) {

@@ -191,6 +191,9 @@ struct settings {
     std::string region = "us-east-1";         // SAM CLI's local default
     std::string account_id = "123456789012";  // SAM CLI's local default
     int default_max_environments = 100;  // function::max_environments unless overridden
+    // coldbrew.yaml `memory.enforce`: put each execution environment in a cgroup limited to
+    // MemorySize where the machine allows it (false: Max Memory Used is measured only).
+    bool enforce_memory = true;
     // A model profile file replacing the built-in one (absolute, an existing regular file;
     // not parsed here). profile_where is the `profile` value in coldbrew.yaml.
     std::optional<std::filesystem::path> profile;
