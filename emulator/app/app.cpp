@@ -44,6 +44,7 @@ app::app(const config::stack& stack, app_dependencies deps)
     pool_ctx_.host_env = deps_.host_env;
     pool_ctx_.decisions = deps_.decisions;
     pool_ctx_.cpu = deps_.cpu;
+    pool_ctx_.memory = deps_.memory;
     pool_ctx_.on_answered = [stats = request_stats_](const config::function& fn,
                                                      const functions::invocation_result& r) {
         if (r.init_duration_ms) stats->record_init(fn.name, *r.init_duration_ms);

@@ -52,6 +52,7 @@ struct app_dependencies {
     telemetry::trace_sink* traces = nullptr;
     // Modeled time (required): every modeled wait and rate of the app goes through it.
     sched::scheduler* scheduler = nullptr;
+    supervisor::memory_limiter* memory = nullptr;  // null: MemorySize not enforced
 };
 
 class app {

@@ -398,6 +398,10 @@ struct run_models {
     telemetry::decision_log decisions;
     std::unique_ptr<supervisor::cpu_limiter> cpu;
     std::string cpu_note;
+    // After cpu: on cgroup v2 both share one tree, which the CPU limiter sets up first and
+    // takes down last.
+    std::unique_ptr<supervisor::memory_limiter> memory;
+    std::string memory_note;
 };
 
 // The decision log is truncated at start: never let it be the template, coldbrew.yaml or a
@@ -479,6 +483,15 @@ void build_run_models(config::stack& stack, bool realistic_sla, run_models& rm) 
     rm.cpu_note = rm.cpu ? "CPU share follows memory (" + rm.cpu->description() + ")"
                          : "CPU share is not enforced (" + why_not +
                                "); the cold-start model still applies";
+    if (!stack.settings.enforce_memory) {
+        rm.memory_note = "MemorySize is not enforced (memory.enforce: false in coldbrew.yaml); "
+                         "Max Memory Used is measured only";
+        return;
+    }
+    rm.memory = supervisor::memory_limiter::detect(why_not);
+    rm.memory_note = rm.memory ? "MemorySize is enforced (" + rm.memory->description() + ")"
+                               : "MemorySize is not enforced (" + why_not +
+                                     "); Max Memory Used is measured only";
 }
 
 // The active fault rules, one line each; faults are off unless configured.
@@ -665,6 +678,7 @@ int run_up(const load_flags& lf, int port, const std::string& host,
                                runtimes_dir(), host_env()};
     deps.traces = tel.traces.get();
     deps.scheduler = &scheduler;
+    deps.memory = rm.memory.get();
     auto application = std::make_unique<app::app>(stack, deps);
     if (auto lec = application->start_gateway()) {
         std::fprintf(stderr, "coldbrew: cannot listen on %s:%d: %s\n", stack.settings.host.c_str(),
@@ -705,6 +719,7 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     print_stack(stack, banner, base);
     print_models(stack, *rm.models, seed, false, banner);
     banner << rm.cpu_note << "\n";
+    banner << rm.memory_note << "\n";
     if (stack.settings.decision_log)
         banner << "Decision log: " << stack.settings.decision_log->string() << "\n";
     banner << tel.banner;
@@ -853,6 +868,7 @@ int run_invoke(const load_flags& lf, const std::string& function, const std::str
                                nullptr, nullptr, {},
                                runtimes_dir(), host_env()};
     deps.scheduler = &scheduler;
+    deps.memory = rm.memory.get();
     auto application = std::make_unique<app::app>(stack, deps);
     int rc = 0;
     functions::invocation inv;

@@ -381,6 +381,15 @@ constexpr field<coldbrew_file> gateway_fields[] = {
      }},
 };
 
+// ---- memory: ---------------------------------------------------------------------------
+
+constexpr field<coldbrew_file> memory_fields[] = {
+    {"enforce",
+     [](const ynode& v, coldbrew_file& out) {
+         out.values.enforce_memory = read_bool(v, "memory.enforce");
+     }},
+};
+
 // ---- faults: ---------------------------------------------------------------------------
 
 
@@ -951,6 +960,8 @@ constexpr field<coldbrew_file> top_level[] = {
     {"dependencies", parse_dependencies},
     {"telemetry", parse_telemetry},
     {"runtimes", parse_runtimes},
+    {"memory", [](const ynode& v,
+                  coldbrew_file& out) { parse_section<coldbrew_file>(v, memory_fields, out); }},
 };
 
 std::string position_text(const source_location& where) {

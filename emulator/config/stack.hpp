@@ -205,6 +205,9 @@ struct settings {
     int default_max_environments = 100;  // function::max_environments unless overridden
     std::size_t default_standby = 1;     // function::standby unless overridden
     bool default_standby_auto = false;
+    // coldbrew.yaml `memory.enforce`: put each execution environment in a cgroup limited to
+    // MemorySize where the machine allows it (false: Max Memory Used is measured only).
+    bool enforce_memory = true;
     // A model profile file replacing the built-in one (absolute, an existing regular file;
     // not parsed here). profile_where is the `profile` value in coldbrew.yaml.
     std::optional<std::filesystem::path> profile;

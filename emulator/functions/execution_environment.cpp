@@ -19,12 +19,49 @@ namespace {
 // Lambda limits init to 10 s; an init that overruns is retried inside the first invoke under
 // the function timeout ("suppressed init", [LIFE]). Locally the one init simply gets both.
 constexpr std::chrono::milliseconds init_limit{10000};
+
+// The environment's memory group: one per environment for the app's life (ids are not
+// reused), the same name as its CPU group, which on cgroup v2 is the same group. Named by the
+// id the environment was started with: a standby environment keeps its group when claimed.
+std::string memory_group(const config::function& fn, std::uint64_t id) {
+    return fn.name + "-" + std::to_string(id);
+}
+
+// MemorySize covers everything in the environment from its start, runtime included, as on
+// Lambda; without a limiter (or when the move fails) memory is measured only.
+void limit_memory(const pool_context& ctx, const config::function& fn, std::uint64_t id, int pid) {
+    if (!ctx.memory) return;
+    const auto bytes = static_cast<std::uint64_t>(fn.memory_mb) << 20;
+    if (auto ec = ctx.memory->limit(pid, memory_group(fn, id), bytes))
+        spdlog::debug("{}: MemorySize not enforced for environment {}: {}", fn.name, id,
+                      ec.message());
+}
+
+bool killed_for_memory(const pool_context& ctx, const config::function& fn, std::uint64_t id) {
+    return ctx.memory && ctx.memory->oom_killed(memory_group(fn, id));
+}
+
+// Max Memory Used: the process tree's high-water mark, or the group's peak when that is
+// higher (it also counts page cache and processes that already exited), never above Memory
+// Size where it is enforced; after an OOM kill it is Memory Size, as Lambda reports it.
+int max_memory_used_mb(const pool_context& ctx, const config::function& fn, std::uint64_t id,
+                       int pid, int so_far_mb) {
+    int mb = std::max(so_far_mb, supervisor::peak_memory_mb(pid));
+    if (!ctx.memory) return mb;
+    const std::string group = memory_group(fn, id);
+    if (ctx.memory->oom_killed(group)) return fn.memory_mb;
+    if (auto peak = ctx.memory->peak_bytes(group)) {
+        mb = std::max(mb, static_cast<int>((*peak + (1u << 20) - 1) >> 20));
+        mb = std::min(mb, fn.memory_mb);
+    }
+    return mb;
+}
 }  // namespace
 
 execution_environment::execution_environment(function_pool& pool, pool_context& ctx,
                                              const config::function& fn, std::uint64_t id,
                                              kind k)
-    : pool_(pool), ctx_(ctx), fn_(fn), id_(id), kind_(k) {
+    : pool_(pool), ctx_(ctx), fn_(fn), id_(id), group_id_(id), kind_(k) {
     // A provisioned environment was initialised before anyone asked: its first invocation
     // is warm and its REPORT has no Init Duration [pricing: provisioned concurrency].
     cold_ = kind_ != kind::provisioned;
@@ -40,6 +77,7 @@ execution_environment::~execution_environment() {
     if (runtime_api_) runtime_api_->close();
     process_.reset();  // kills the process group if it is still running
     if (ctx_.cpu && !cgroup_name_.empty()) ctx_.cpu->release(cgroup_name_);
+    if (ctx_.memory) ctx_.memory->release(memory_group(fn_, group_id_));
 }
 
 // The modeled Init Duration is what a client of AWS would wait, so it is waited from the
@@ -167,6 +205,7 @@ bool execution_environment::start(std::string& error_type, std::string& error_me
         error_message = "Couldn't start " + launch.file + ": " + ec.message();
         return false;
     }
+    limit_memory(ctx_, fn_, group_id_, process_->pid());
     alive_ = true;
     phase_ = rt::phase::initializing;
     return true;
@@ -177,7 +216,7 @@ bool execution_environment::start(std::string& error_type, std::string& error_me
 // throttled local start would count it twice.
 void execution_environment::limit_cpu() {
     if (!ctx_.cpu || !process_ || !cgroup_name_.empty()) return;
-    cgroup_name_ = fn_.name + "-" + std::to_string(id_);
+    cgroup_name_ = memory_group(fn_, group_id_);
     if (auto ec = ctx_.cpu->limit(process_->pid(), cgroup_name_, models::vcpu_share(fn_.memory_mb))) {
         spdlog::debug("{}: CPU share not applied to environment {}: {}", fn_.name, id_,
                       ec.message());
@@ -413,7 +452,7 @@ void execution_environment::finish(outcome kind, std::string payload, std::strin
 
     auto write_report = [&] {
         // After a kill or an exit /proc has nothing left to read; the last reading stands.
-        peak_memory_mb_ = std::max(peak_memory_mb_, supervisor::peak_memory_mb(pid()));
+        peak_memory_mb_ = max_memory_used_mb(ctx_, fn_, group_id_, pid(), peak_memory_mb_);
         rep.max_memory_used_mb = peak_memory_mb_;
         // An invocation that never reached the runtime (init failed) still gets its
         // START/END/REPORT, as Lambda logs the failed invoke after its INIT_REPORT.
@@ -450,7 +489,7 @@ void execution_environment::log(std::string_view line) {
 
 void execution_environment::fail_and_reset(std::string error_type, std::string body,
                                            std::string status) {
-    peak_memory_mb_ = std::max(peak_memory_mb_, supervisor::peak_memory_mb(pid()));
+    peak_memory_mb_ = max_memory_used_mb(ctx_, fn_, group_id_, pid(), peak_memory_mb_);
     // Lambda resets the environment after a timeout, crash or init failure [LIFE]: the
     // process group is killed and the next invocation starts a fresh one.
     alive_ = false;
@@ -471,14 +510,17 @@ void execution_environment::on_process_exit(const supervisor::exit_status& st) {
         std::string why = (st.term_signal == 0 && st.exit_code == 0)
                               ? "Runtime exited without providing a reason"
                               : "Runtime exited with error: " + st.describe();
+        // Killed by the kernel for going over MemorySize: Lambda's message stays the exit's
+        // ("Runtime exited with error: signal: killed") and the type is Runtime.OutOfMemory.
+        const std::string type =
+            killed_for_memory(ctx_, fn_, group_id_) ? "Runtime.OutOfMemory" : "Runtime.ExitError";
         if (phase_ == rt::phase::initializing) {
             local_init_ms_ = ms_since(spawned_at_);
-            log(telemetry::init_report_error_line(waited_init_ms(), "Runtime.ExitError"));
+            log(telemetry::init_report_error_line(waited_init_ms(), type));
         }
         log("RequestId: " + current_id_ + " Error: " + why);
-        log("Runtime.ExitError");
-        finish(outcome::function_error,
-               rt::platform_error_body("Runtime.ExitError", current_id_, why), "Runtime.ExitError",
+        log(type);
+        finish(outcome::function_error, rt::platform_error_body(type, current_id_, why), type,
                "error");
         pool_.on_exit(*this, std::nullopt, "", end_reason_);
         return;

@@ -100,6 +100,7 @@ private:
     pool_context& ctx_;
     const config::function& fn_;
     std::uint64_t id_;
+    std::uint64_t group_id_;  // the id it was started with: names its cgroups for its life
     kind kind_;
     std::optional<double> modeled_init_ms_;  // set by begin_cold_start
     std::string cgroup_name_;

@@ -117,6 +117,7 @@ struct pool_context {
     // inside a function calls coldbrew; empty when it does not listen.
     std::string invoke_endpoint;
     supervisor::cpu_limiter* cpu = nullptr;        // null when CPU share is not enforced
+    supervisor::memory_limiter* memory = nullptr;  // null when MemorySize is not enforced
     std::filesystem::path runtimes_dir;  // holds node/ and python/ shims
     // Variables handed through from coldbrew's own environment (PATH, HOME, credentials …).
     std::vector<std::pair<std::string, std::string>> host_env;

@@ -256,19 +256,79 @@ std::string quoted_or_none(std::string s) {
     return s.empty() ? "none" : "\"" + s + "\"";
 }
 
-}  // namespace
-
-cpu_limiter::cpu_limiter(version v, fs::path home, fs::path proc)
-    : version_(v), home_(std::move(home)), proc_(std::move(proc)) {
-    parent_ = home_ / ("coldbrew-" + std::to_string(::getpid()));
+// "key value" lines (memory.events, memory.oom_control): the value of `key`, if present.
+std::optional<std::uint64_t> counter(const std::string& text, const std::string& key) {
+    std::istringstream in(text);
+    std::string k;
+    std::uint64_t v;
+    while (in >> k >> v)
+        if (k == key) return v;
+    return std::nullopt;
 }
 
-cpu_limiter::~cpu_limiter() {
+std::optional<std::uint64_t> read_number(const fs::path& path) {
+    std::string text;
+    if (read_file(path, text)) return std::nullopt;
+    std::istringstream in(text);
+    std::uint64_t v;
+    if (in >> v) return v;
+    return std::nullopt;
+}
+
+using tree_version = detail::cgroup_tree::version;
+
+std::error_code set_quota(tree_version v, const fs::path& group, double vcpus) {
+    const long long quota_us =
+        std::max(min_quota_us, std::llround(std::min(vcpus, max_vcpus) * period_us));
+    if (v == tree_version::v2)
+        return write_file(group / "cpu.max",
+                          std::to_string(quota_us) + " " + std::to_string(period_us));
+    if (auto ec = write_file(group / "cpu.cfs_period_us", std::to_string(period_us))) return ec;
+    auto ec = write_file(group / "cpu.cfs_quota_us", std::to_string(quota_us));
+    if (ec.value() == EINVAL) {
+        // v1 refuses a quota above an enclosing group's (e.g. a container's --cpus); the
+        // enclosing quota then caps the group exactly as the requested one would have.
+        ec = write_file(group / "cpu.cfs_quota_us", "-1");
+    }
+    return ec;
+}
+
+// Swap must not give the environment room beyond MemorySize, or a function that would be
+// killed on Lambda only slows down here. Without swap accounting the swap file is absent and
+// cannot be capped: on a machine with swap the group may then page out instead of dying.
+std::error_code set_memory_limit(tree_version v, const fs::path& group, std::uint64_t bytes) {
+    const std::string value = std::to_string(bytes);
+    std::error_code ec;
+    if (v == tree_version::v2) {
+        if ((ec = write_file(group / "memory.max", value))) return ec;
+        ec = write_file(group / "memory.swap.max", "0");
+        if (ec && ec.value() != ENOENT) return ec;
+        // One OOM kill ends every process of the environment, as Lambda ends the sandbox.
+        ec = write_file(group / "memory.oom.group", "1");
+        return ec && ec.value() != ENOENT ? ec : std::error_code{};
+    }
+    // memsw (memory + swap) may never be below the memory limit, so it is written second.
+    if ((ec = write_file(group / "memory.limit_in_bytes", value))) return ec;
+    ec = write_file(group / "memory.memsw.limit_in_bytes", value);
+    return ec && ec.value() != ENOENT ? ec : std::error_code{};
+}
+
+}  // namespace
+
+namespace detail {
+
+cgroup_tree::cgroup_tree(version v, fs::path h, fs::path p, std::string c)
+    : ver(v), home(std::move(h)), proc(std::move(p)), controller(std::move(c)) {
+    parent = home / ("coldbrew-" + std::to_string(::getpid()));
+}
+
+cgroup_tree::~cgroup_tree() {
     teardown();
 }
 
-std::unique_ptr<cpu_limiter> cpu_limiter::detect(std::string& why_not, const fs::path& root,
-                                                 const fs::path& proc) {
+std::unique_ptr<cgroup_tree> cgroup_tree::find(std::string& why_not, const fs::path& root,
+                                               const fs::path& proc, const std::string& controller,
+                                               const probe_fn& probe) {
     why_not.clear();
     std::string mountinfo, self_cgroup;
     if (auto ec = read_file(proc / "self" / "mountinfo", mountinfo)) {
@@ -280,7 +340,7 @@ std::unique_ptr<cpu_limiter> cpu_limiter::detect(std::string& why_not, const fs:
         return nullptr;
     }
     // "0::/path" for cgroup v2; "id:controller,controller:/path" for each v1 hierarchy.
-    std::optional<std::string> v2_path, v1_cpu_path;
+    std::optional<std::string> v2_path, v1_path;
     {
         std::istringstream in(self_cgroup);
         std::string line;
@@ -294,7 +354,7 @@ std::unique_ptr<cpu_limiter> cpu_limiter::detect(std::string& why_not, const fs:
                 v2_path = path;
             else {
                 auto list = split(controllers, ',');
-                if (std::find(list.begin(), list.end(), "cpu") != list.end()) v1_cpu_path = path;
+                if (std::find(list.begin(), list.end(), controller) != list.end()) v1_path = path;
             }
         }
     }
@@ -302,55 +362,50 @@ std::unique_ptr<cpu_limiter> cpu_limiter::detect(std::string& why_not, const fs:
     std::vector<std::string> reasons;
     bool saw_v2 = false, saw_v1 = false;
     const auto mounts = read_cgroup_mounts(mountinfo);
+    const std::string v1_name = "cgroup v1 " + controller + " hierarchy ";
+
+    auto attempt = [&](version v, const mount_entry& m, const std::optional<std::string>& path,
+                       const std::string& where) -> std::unique_ptr<cgroup_tree> {
+        if (!path) {
+            reasons.push_back(where + ": coldbrew's cgroup is not listed in " +
+                              (proc / "self" / "cgroup").string());
+            return nullptr;
+        }
+        auto home = resolve(m, *path);
+        if (!home) {
+            reasons.push_back(where + ": coldbrew's cgroup " + *path +
+                              " is outside the mounted hierarchy");
+            return nullptr;
+        }
+        auto tree = std::make_unique<cgroup_tree>(v, *home, proc, controller);
+        std::string reason;
+        auto ec = v == version::v2 ? tree->prepare_v2(reason) : tree->prepare_v1(reason);
+        if (!ec)
+            ec = probe(*tree, (v == version::v2 ? "cgroup v2 " : v1_name) + tree->home.string(),
+                       reason);
+        if (!ec) return tree;
+        reasons.push_back(reason);
+        return nullptr;
+    };
 
     for (const auto& m : mounts) {
         if (m.fstype != "cgroup2" || !is_at_or_below(m.mount_point, root)) continue;
         saw_v2 = true;
-        const std::string where = "cgroup v2 " + m.mount_point.string();
-        if (!v2_path) {
-            reasons.push_back(where + ": coldbrew's cgroup is not listed in " +
-                              (proc / "self" / "cgroup").string());
-            break;
-        }
-        auto home = resolve(m, *v2_path);
-        if (!home) {
-            reasons.push_back(where + ": coldbrew's cgroup " + *v2_path +
-                              " is outside the mounted hierarchy");
-            break;
-        }
-        std::string reason;
-        auto limiter = std::unique_ptr<cpu_limiter>(new cpu_limiter(version::v2, *home, proc));
-        if (auto ec = limiter->probe_v2(reason); !ec) return limiter;
-        reasons.push_back(reason);
+        if (auto t = attempt(version::v2, m, v2_path, "cgroup v2 " + m.mount_point.string()))
+            return t;
         break;
     }
-
     for (const auto& m : mounts) {
         if (m.fstype != "cgroup" || !is_at_or_below(m.mount_point, root)) continue;
         auto opts = split(m.super_options, ',');
-        if (std::find(opts.begin(), opts.end(), "cpu") == opts.end()) continue;
+        if (std::find(opts.begin(), opts.end(), controller) == opts.end()) continue;
         saw_v1 = true;
-        const std::string where = "cgroup v1 cpu hierarchy " + m.mount_point.string();
-        if (!v1_cpu_path) {
-            reasons.push_back(where + ": coldbrew's cgroup is not listed in " +
-                              (proc / "self" / "cgroup").string());
-            break;
-        }
-        auto home = resolve(m, *v1_cpu_path);
-        if (!home) {
-            reasons.push_back(where + ": coldbrew's cgroup " + *v1_cpu_path +
-                              " is outside the mounted hierarchy");
-            break;
-        }
-        std::string reason;
-        auto limiter = std::unique_ptr<cpu_limiter>(new cpu_limiter(version::v1, *home, proc));
-        if (auto ec = limiter->probe_v1(reason); !ec) return limiter;
-        reasons.push_back(reason);
+        if (auto t = attempt(version::v1, m, v1_path, v1_name + m.mount_point.string())) return t;
         break;
     }
 
     if (!saw_v1 && !saw_v2)
-        reasons.insert(reasons.begin(), "no cgroup v1 cpu hierarchy or cgroup2 mount at or below " +
+        reasons.insert(reasons.begin(), "no " + v1_name + "or cgroup2 mount at or below " +
                                             root.string() + " in " +
                                             (proc / "self" / "mountinfo").string());
     for (std::size_t i = 0; i < reasons.size(); ++i)
@@ -358,61 +413,62 @@ std::unique_ptr<cpu_limiter> cpu_limiter::detect(std::string& why_not, const fs:
     return nullptr;
 }
 
-std::error_code cpu_limiter::probe_v1(std::string& reason) {
-    const std::string where = "cgroup v1 cpu hierarchy " + home_.string();
+std::error_code cgroup_tree::prepare_v1(std::string& reason) {
+    const std::string where = "cgroup v1 " + controller + " hierarchy " + home.string();
     std::error_code ec;
-    if (!fs::is_directory(home_, ec)) {
+    if (!fs::is_directory(home, ec)) {
         reason = where + " does not exist";
         return std::make_error_code(std::errc::no_such_file_or_directory);
     }
-    remove_stale_parents(home_);
-    if (::mkdir(parent_.c_str(), 0755) != 0 && errno != EEXIST) {
+    remove_stale_parents(home);
+    if (::mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST) {
         ec = last_error();
         reason = where + " is not writable: " + ec.message();
         return ec;
     }
-    return probe_quota(where, reason);
+    return {};
 }
 
-std::error_code cpu_limiter::probe_v2(std::string& reason) {
-    const std::string where = "cgroup v2 " + home_.string();
+std::error_code cgroup_tree::prepare_v2(std::string& reason) {
+    const std::string where = "cgroup v2 " + home.string();
+    const std::string enable = "+" + controller;
     std::string text;
-    if (auto ec = read_file(home_ / "cgroup.controllers", text)) {
+    if (auto ec = read_file(home / "cgroup.controllers", text)) {
         reason = where + ": cannot read cgroup.controllers: " + ec.message();
         return ec;
     }
-    if (!has_word(text, "cpu")) {
-        reason = where + ": the cpu controller is not available (cgroup.controllers: " +
+    if (!has_word(text, controller)) {
+        reason = where + ": the " + controller + " controller is not available (cgroup.controllers: " +
                  quoted_or_none(text) + ")";
         return std::make_error_code(std::errc::operation_not_supported);
     }
     // Moving a process between groups needs write access to cgroup.procs of their common
     // ancestor, which is this cgroup: without it the subtree was not delegated to us.
-    if (::faccessat(AT_FDCWD, (home_ / "cgroup.procs").c_str(), W_OK, AT_EACCESS) != 0) {
+    if (::faccessat(AT_FDCWD, (home / "cgroup.procs").c_str(), W_OK, AT_EACCESS) != 0) {
         auto ec = last_error();
         reason = where + " is not delegated to coldbrew (cgroup.procs: " + ec.message() + ")";
         return ec;
     }
-    remove_stale_parents(home_);
-    if (::mkdir(parent_.c_str(), 0755) != 0 && errno != EEXIST) {
+    remove_stale_parents(home);
+    if (::mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST) {
         auto ec = last_error();
         reason = where + " is not writable: " + ec.message();
         return ec;
     }
-    if (auto ec = read_file(home_ / "cgroup.subtree_control", text)) {
+    if (auto ec = read_file(home / "cgroup.subtree_control", text)) {
         reason = where + ": cannot read cgroup.subtree_control: " + ec.message();
         return ec;
     }
-    if (!has_word(text, "cpu")) {
-        auto ec = write_file(home_ / "cgroup.subtree_control", "+cpu");
+    if (!has_word(text, controller)) {
+        auto ec = write_file(home / "cgroup.subtree_control", enable);
         if (ec.value() == EBUSY) {
             // The "no internal processes" rule: a non-root cgroup that holds processes cannot
             // hand controllers to its children. When everything in it is coldbrew's own, move
             // it into a leaf of our parent; the destructor moves it back.
-            for (int pid : list_pids(home_)) {
-                if (!is_self_or_descendant(proc_, pid)) {
-                    reason = where +
-                             ": cannot enable the cpu controller for child groups: the "
+            for (int pid : list_pids(home)) {
+                if (!is_self_or_descendant(proc, pid)) {
+                    reason = where + ": cannot enable the " + controller +
+                             " controller for child groups: the "
                              "cgroup also holds process " +
                              std::to_string(pid) +
                              ", which is not coldbrew's, and cgroup v2 gives controllers only "
@@ -422,118 +478,231 @@ std::error_code cpu_limiter::probe_v2(std::string& reason) {
                     return ec;
                 }
             }
-            const fs::path leaf = parent_ / self_leaf_name;
+            const fs::path leaf = parent / self_leaf_name;
             if (::mkdir(leaf.c_str(), 0755) != 0 && errno != EEXIST) {
                 ec = last_error();
                 reason = where + ": cannot create " + leaf.string() + ": " + ec.message();
                 return ec;
             }
             self_leaf_ = leaf;
-            if (auto mec = move_all(home_, leaf)) {
+            if (auto mec = move_all(home, leaf)) {
                 reason =
                     where + ": cannot move coldbrew into " + leaf.string() + ": " + mec.message();
                 return mec;
             }
-            ec = write_file(home_ / "cgroup.subtree_control", "+cpu");
+            ec = write_file(home / "cgroup.subtree_control", enable);
         }
         if (ec) {
-            reason = where + ": cannot enable the cpu controller in cgroup.subtree_control: " +
-                     ec.message();
+            reason = where + ": cannot enable the " + controller +
+                     " controller in cgroup.subtree_control: " + ec.message();
             return ec;
         }
-        enabled_cpu_in_home_ = true;
+        enabled_in_home_ = true;
     }
-    if (auto ec = write_file(parent_ / "cgroup.subtree_control", "+cpu")) {
-        reason = where + ": cannot enable the cpu controller in " +
-                 (parent_ / "cgroup.subtree_control").string() + ": " + ec.message();
+    if (auto ec = write_file(parent / "cgroup.subtree_control", enable)) {
+        reason = where + ": cannot enable the " + controller + " controller in " +
+                 (parent / "cgroup.subtree_control").string() + ": " + ec.message();
         return ec;
     }
-    enabled_cpu_in_parent_ = true;
-    return probe_quota(where, reason);
+    enabled_in_parent_ = true;
+    return {};
 }
 
-std::error_code cpu_limiter::probe_quota(const std::string& where, std::string& reason) {
-    const fs::path probe = parent_ / probe_name;
+std::error_code cgroup_tree::probe_group(
+    const std::string& where, std::string& reason,
+    const std::function<std::error_code(const fs::path&)>& set) {
+    const fs::path probe = parent / probe_name;
     if (::mkdir(probe.c_str(), 0755) != 0 && errno != EEXIST) {
         auto ec = last_error();
         reason = where + " is not writable: " + ec.message();
         return ec;
     }
-    // The smallest quota: never above an enclosing group's, so it tests permission only.
-    auto ec = set_quota(probe, static_cast<double>(min_quota_us) / period_us);
+    auto ec = set(probe);
     remove_group(probe, rmdir_attempts);
-    if (ec) reason = where + ": cannot set a CPU quota: " + ec.message();
     return ec;
 }
 
-std::error_code cpu_limiter::set_quota(const fs::path& group, double vcpus) {
-    const long long quota_us =
-        std::max(min_quota_us, std::llround(std::min(vcpus, max_vcpus) * period_us));
-    if (version_ == version::v2)
-        return write_file(group / "cpu.max",
-                          std::to_string(quota_us) + " " + std::to_string(period_us));
-    if (auto ec = write_file(group / "cpu.cfs_period_us", std::to_string(period_us))) return ec;
-    auto ec = write_file(group / "cpu.cfs_quota_us", std::to_string(quota_us));
-    if (ec.value() == EINVAL) {
-        // v1 refuses a quota above an enclosing group's (e.g. a container's --cpus); the
-        // enclosing quota then caps the group exactly as the requested one would have.
-        ec = write_file(group / "cpu.cfs_quota_us", "-1");
-    }
-    return ec;
-}
-
-std::error_code cpu_limiter::limit(int pid, const std::string& name, double vcpus) {
-    if (!valid_group_name(name) || !(vcpus > 0) || !std::isfinite(vcpus) || pid <= 0)
-        return std::make_error_code(std::errc::invalid_argument);
-    const fs::path group = parent_ / name;
-    bool created = false;
+std::error_code cgroup_tree::make_group(const std::string& name, bool& created) {
+    created = false;
+    if (!valid_group_name(name)) return std::make_error_code(std::errc::invalid_argument);
+    const fs::path group = parent / name;
     if (::mkdir(group.c_str(), 0755) == 0)
         created = true;
     else if (errno != EEXIST)
         return last_error();
-    auto ec = set_quota(group, vcpus);
-    if (!ec) ec = write_file(group / "cgroup.procs", std::to_string(pid));
-    if (ec && created) ::rmdir(group.c_str());
-    return ec;
+    return {};
 }
 
-void cpu_limiter::release(const std::string& name) {
+std::error_code cgroup_tree::add(const fs::path& group, int pid) {
+    return write_file(group / "cgroup.procs", std::to_string(pid));
+}
+
+void cgroup_tree::release(const std::string& name) {
     if (!valid_group_name(name)) return;
-    remove_group(parent_ / name, rmdir_attempts);
+    remove_group(parent / name, rmdir_attempts);
 }
 
-std::string cpu_limiter::description() const {
-    std::string d = (version_ == version::v1 ? "cgroup v1 " : "cgroup v2 ") + parent_.string();
+std::string cgroup_tree::description() const {
+    std::string d = (ver == version::v1 ? "cgroup v1 " : "cgroup v2 ") + parent.string();
     if (!self_leaf_.empty()) d += " (coldbrew itself moved to " + self_leaf_.string() + ")";
     return d;
 }
 
-void cpu_limiter::teardown() {
+void cgroup_tree::teardown() {
     // Leftover processes go where they came from; in cgroup v2 coldbrew's own cgroup cannot
-    // take processes back while it hands the cpu controller down, so they go to the leaf
-    // coldbrew moved itself into, and leave with it.
-    const fs::path evacuate_to = self_leaf_.empty() ? home_ : self_leaf_;
+    // take processes back while it hands a controller down, so they go to the leaf coldbrew
+    // moved itself into (by this tree or the other limiter's), and leave with it.
+    const fs::path leaf = parent / self_leaf_name;
     std::error_code ec;
+    const bool moved = ver == version::v2 && fs::is_directory(leaf, ec);
+    const fs::path evacuate_to = moved ? leaf : home;
     std::vector<fs::path> groups;
-    for (fs::directory_iterator it(parent_, ec), end; !ec && it != end; it.increment(ec)) {
+    for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
         std::error_code dec;
-        if (it->is_directory(dec) && it->path() != self_leaf_) groups.push_back(it->path());
+        if (it->is_directory(dec) && it->path().filename() != self_leaf_name)
+            groups.push_back(it->path());
     }
     for (const auto& g : groups) {
         move_all(g, evacuate_to);
         remove_group(g, rmdir_attempts);
     }
-    if (!self_leaf_.empty()) {
+    if (moved) {
         // A controller can be disabled in a cgroup only after its children stopped handing
         // it down, and coldbrew can move back only once its old cgroup hands down nothing.
-        if (enabled_cpu_in_parent_) write_file(parent_ / "cgroup.subtree_control", "-cpu");
-        if (enabled_cpu_in_home_) write_file(home_ / "cgroup.subtree_control", "-cpu");
-        move_all(self_leaf_, home_);
-        remove_group(self_leaf_, rmdir_attempts);
+        if (enabled_in_parent_) write_file(parent / "cgroup.subtree_control", "-" + controller);
+        if (enabled_in_home_) write_file(home / "cgroup.subtree_control", "-" + controller);
+        if (!self_leaf_.empty()) {
+            move_all(self_leaf_, home);
+            remove_group(self_leaf_, rmdir_attempts);
+        }
     }
-    // Without a self move, "+cpu" in coldbrew's cgroup is left as it is: other groups there
-    // may have come to use it.
-    remove_group(parent_, rmdir_attempts);
+    // Without a self move, "+<controller>" in coldbrew's cgroup is left as it is: other
+    // groups there may have come to use it.
+    remove_group(parent, rmdir_attempts);
 }
+
+}  // namespace detail
+
+// --- cpu_limiter ---
+
+cpu_limiter::cpu_limiter(std::unique_ptr<detail::cgroup_tree> tree) : tree_(std::move(tree)) {}
+
+cpu_limiter::~cpu_limiter() = default;
+
+std::unique_ptr<cpu_limiter> cpu_limiter::detect(std::string& why_not, const fs::path& root,
+                                                 const fs::path& proc) {
+    auto tree = detail::cgroup_tree::find(
+        why_not, root, proc, "cpu",
+        [](detail::cgroup_tree& t, const std::string& where, std::string& reason) {
+            // The smallest quota: never above an enclosing group's, so it tests permission
+            // only.
+            auto ec = t.probe_group(where, reason, [&](const fs::path& g) {
+                return set_quota(t.ver, g, static_cast<double>(min_quota_us) / period_us);
+            });
+            if (ec && reason.empty()) reason = where + ": cannot set a CPU quota: " + ec.message();
+            return ec;
+        });
+    if (!tree) return nullptr;
+    return std::unique_ptr<cpu_limiter>(new cpu_limiter(std::move(tree)));
+}
+
+std::error_code cpu_limiter::limit(int pid, const std::string& name, double vcpus) {
+    if (!(vcpus > 0) || !std::isfinite(vcpus) || pid <= 0)
+        return std::make_error_code(std::errc::invalid_argument);
+    bool created = false;
+    if (auto ec = tree_->make_group(name, created)) return ec;
+    const fs::path group = tree_->parent / name;
+    auto ec = set_quota(tree_->ver, group, vcpus);
+    if (!ec) ec = tree_->add(group, pid);
+    if (ec && created) ::rmdir(group.c_str());
+    return ec;
+}
+
+void cpu_limiter::release(const std::string& name) { tree_->release(name); }
+
+fs::path cpu_limiter::group_path(const std::string& name) const { return tree_->parent / name; }
+
+std::string cpu_limiter::description() const { return tree_->description(); }
+
+// --- memory_limiter ---
+
+namespace {
+// Lambda's smallest MemorySize (128 MB): the probe's limit tests permission, not a size.
+constexpr std::uint64_t probe_limit_bytes = 128ull << 20;
+
+std::uint64_t oom_count(tree_version v, const fs::path& group) {
+    std::string text;
+    if (v == tree_version::v2) {
+        if (read_file(group / "memory.events", text)) return 0;
+        return counter(text, "oom_kill").value_or(0);
+    }
+    if (!read_file(group / "memory.oom_control", text))
+        if (auto n = counter(text, "oom_kill")) return *n;
+    // Before Linux 4.13 memory.oom_control has no oom_kill line; without swap, hitting the
+    // limit is what brings the OOM killer.
+    return read_number(group / "memory.failcnt").value_or(0);
+}
+}  // namespace
+
+memory_limiter::memory_limiter(std::unique_ptr<detail::cgroup_tree> tree)
+    : tree_(std::move(tree)) {}
+
+memory_limiter::~memory_limiter() = default;
+
+std::unique_ptr<memory_limiter> memory_limiter::detect(std::string& why_not, const fs::path& root,
+                                                       const fs::path& proc) {
+    auto tree = detail::cgroup_tree::find(
+        why_not, root, proc, "memory",
+        [](detail::cgroup_tree& t, const std::string& where, std::string& reason) {
+            auto ec = t.probe_group(where, reason, [&](const fs::path& g) {
+                return set_memory_limit(t.ver, g, probe_limit_bytes);
+            });
+            if (ec && reason.empty())
+                reason = where + ": cannot set a memory limit: " + ec.message();
+            return ec;
+        });
+    if (!tree) return nullptr;
+    return std::unique_ptr<memory_limiter>(new memory_limiter(std::move(tree)));
+}
+
+std::error_code memory_limiter::limit(int pid, const std::string& name, std::uint64_t bytes) {
+    if (bytes == 0 || pid <= 0) return std::make_error_code(std::errc::invalid_argument);
+    bool created = false;
+    if (auto ec = tree_->make_group(name, created)) return ec;
+    const fs::path group = tree_->parent / name;
+    auto ec = set_memory_limit(tree_->ver, group, bytes);
+    if (!ec) {
+        // Counted before the process goes in: a group that existed keeps its old kills.
+        if (!oom_at_start_.count(name)) oom_at_start_[name] = oom_count(tree_->ver, group);
+        ec = tree_->add(group, pid);
+    }
+    if (ec && created) {
+        ::rmdir(group.c_str());
+        oom_at_start_.erase(name);
+    }
+    return ec;
+}
+
+bool memory_limiter::oom_killed(const std::string& name) const {
+    auto it = oom_at_start_.find(name);
+    if (it == oom_at_start_.end()) return false;
+    return oom_count(tree_->ver, tree_->parent / name) > it->second;
+}
+
+std::optional<std::uint64_t> memory_limiter::peak_bytes(const std::string& name) const {
+    if (!oom_at_start_.count(name)) return std::nullopt;
+    const fs::path group = tree_->parent / name;
+    return read_number(group / (tree_->ver == tree_version::v2 ? "memory.peak"
+                                                                 : "memory.max_usage_in_bytes"));
+}
+
+void memory_limiter::release(const std::string& name) {
+    oom_at_start_.erase(name);
+    tree_->release(name);
+}
+
+fs::path memory_limiter::group_path(const std::string& name) const { return tree_->parent / name; }
+
+std::string memory_limiter::description() const { return tree_->description(); }
 
 }  // namespace coldbrew::supervisor

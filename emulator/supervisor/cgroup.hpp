@@ -17,12 +17,73 @@
 //
 // Not thread-safe: use from one thread (the loop thread).
 
+#include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <system_error>
 
 namespace coldbrew::supervisor {
+
+namespace detail {
+
+// The per-coldbrew tree of groups for one controller ("cpu" or "memory"), shared by the
+// limiters: where it is, how it was prepared, and how it is taken down. On cgroup v2 a process
+// is in one group for every controller, so the CPU and memory limiters share the parent
+// `coldbrew-<pid>` and the per-environment groups (same names), each enabling its controller
+// there; create the CPU limiter first and destroy it last (as members declared in that order
+// are), so that the one that moved coldbrew into `coldbrew.self` moves it back last.
+class cgroup_tree {
+public:
+    enum class version { v1, v2 };
+    cgroup_tree(version v, std::filesystem::path home, std::filesystem::path proc,
+                std::string controller);
+    ~cgroup_tree();
+    cgroup_tree(const cgroup_tree&) = delete;
+    cgroup_tree& operator=(const cgroup_tree&) = delete;
+
+    // Tries every hierarchy at or below `root` that has `controller` (cgroup v2 first, then
+    // v1); `probe(tree, where, reason)` proves a limit can be set in a prepared tree. Returns
+    // the first tree that works, or nullptr with every reason in `why_not`.
+    using probe_fn = std::function<std::error_code(cgroup_tree&, const std::string& where,
+                                                   std::string& reason)>;
+    static std::unique_ptr<cgroup_tree> find(std::string& why_not,
+                                             const std::filesystem::path& root,
+                                             const std::filesystem::path& proc,
+                                             const std::string& controller,
+                                             const probe_fn& probe);
+
+    // Creates the group `name` below the parent (kept if it exists: `created` says which).
+    // EINVAL for a name that is not one group's (empty, '/', ".", "..", ours).
+    std::error_code make_group(const std::string& name, bool& created);
+    // Puts `pid` in the group.
+    std::error_code add(const std::filesystem::path& group, int pid);
+    void release(const std::string& name);
+    // Creates the probe group and hands it to `set`; removes it after.
+    std::error_code probe_group(const std::string& where, std::string& reason,
+                                const std::function<std::error_code(const std::filesystem::path&)>& set);
+    std::string description() const;
+
+    version ver;
+    std::filesystem::path home;    // the cgroup coldbrew was in when detection ran
+    std::filesystem::path parent;  // home/coldbrew-<pid>
+    std::filesystem::path proc;
+    std::string controller;
+
+private:
+    std::error_code prepare_v1(std::string& reason);
+    std::error_code prepare_v2(std::string& reason);
+    void teardown();
+
+    std::filesystem::path self_leaf_;   // v2: where coldbrew moved itself; empty if it did not
+    bool enabled_in_home_ = false;      // v2: "+<controller>" written to home/cgroup.subtree_control
+    bool enabled_in_parent_ = false;    // v2: "+<controller>" written to parent/...
+};
+
+}  // namespace detail
 
 class cpu_limiter {
 public:
@@ -66,29 +127,84 @@ public:
     void release(const std::string& name);
 
     // Where the group `name` is (it may not exist).
-    std::filesystem::path group_path(const std::string& name) const { return parent_ / name; }
+    std::filesystem::path group_path(const std::string& name) const;
 
     // "cgroup v1 /sys/fs/cgroup/cpu/coldbrew-1234"
     std::string description() const;
 
 private:
-    enum class version { v1, v2 };
-    cpu_limiter(version v, std::filesystem::path home, std::filesystem::path proc);
-    // Each creates the parent group and proves that a quota can be set; on failure `reason`
-    // says why, and the destructor removes what was created.
-    std::error_code probe_v1(std::string& reason);
-    std::error_code probe_v2(std::string& reason);
-    std::error_code probe_quota(const std::string& where, std::string& reason);
-    std::error_code set_quota(const std::filesystem::path& group, double vcpus);
-    void teardown();
+    explicit cpu_limiter(std::unique_ptr<detail::cgroup_tree> tree);
 
-    version version_;
-    std::filesystem::path home_;   // the cgroup coldbrew was in when detect() ran
-    std::filesystem::path parent_;  // home_/coldbrew-<pid>
-    std::filesystem::path proc_;
-    std::filesystem::path self_leaf_;    // v2: where coldbrew moved itself; empty if it did not
-    bool enabled_cpu_in_home_ = false;   // v2: "+cpu" written to home_/cgroup.subtree_control
-    bool enabled_cpu_in_parent_ = false;  // v2: "+cpu" written to parent_/cgroup.subtree_control
+    std::unique_ptr<detail::cgroup_tree> tree_;
+};
+
+// MemorySize enforced by the kernel. On Lambda the memory an execution environment may use is
+// its function's MemorySize, for everything running in it ("the amount of memory available to
+// your function at runtime", docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html);
+// a function that goes over it is killed and the invocation fails with errorType
+// Runtime.OutOfMemory, its REPORT giving Max Memory Used equal to Memory Size (platform.report
+// records with "errorType":"Runtime.OutOfMemory" and maxMemoryUsedMB = memorySizeMB, as
+// github.com/DataDog/datadog-lambda-extension pull requests 776 and 1241 found on Lambda).
+// Where coldbrew may create cgroups, each execution environment's process is put in a memory
+// group of its own from its spawn on, limited to MemorySize with swap not counted as room:
+//   cgroup v1: <memory hierarchy>/<coldbrew's cgroup>/coldbrew-<pid>/<name>
+//              memory.limit_in_bytes, memory.memsw.limit_in_bytes (with swap accounting)
+//   cgroup v2: <cgroup2 mount>/<coldbrew's cgroup>/coldbrew-<pid>/<name>
+//              memory.max, memory.swap.max = 0, memory.oom.group = 1 (the kernel kills the
+//              whole environment, as Lambda ends the whole sandbox)
+// Layout, self move and teardown are those of cpu_limiter (detail::cgroup_tree).
+//
+// Not thread-safe: use from one thread (the loop thread).
+class memory_limiter {
+public:
+    // Finds a cgroup v2 hierarchy with the memory controller available to coldbrew's cgroup
+    // and delegated to it, or a writable cgroup v1 memory hierarchy. Detection really tries:
+    // it creates the parent group and a probe child, writes a limit into the probe and removes
+    // it. `root` and `proc` as in cpu_limiter::detect. Returns nullptr when neither works;
+    // `why_not` then says why in one line (e.g. "cgroup v1 memory hierarchy
+    // /sys/fs/cgroup/memory is not writable: Permission denied"); empty on success.
+    static std::unique_ptr<memory_limiter> detect(std::string& why_not,
+                                                  const std::filesystem::path& root = "/sys/fs/cgroup",
+                                                  const std::filesystem::path& proc = "/proc");
+
+    // Moves any process still in a group to coldbrew's own cgroup and removes the groups.
+    ~memory_limiter();
+    memory_limiter(const memory_limiter&) = delete;
+    memory_limiter& operator=(const memory_limiter&) = delete;
+
+    // Puts `pid` in the group `name` (created if absent) limited to `bytes` of memory (the
+    // kernel rounds down to whole pages) and no swap beyond it. Call it right after the spawn:
+    // what the process allocated before the move stays charged to coldbrew's cgroup, and a
+    // process it forked before the move stays outside. Errors: EINVAL for a bad name (as
+    // cpu_limiter::limit), pid <= 0 or bytes == 0; otherwise the errno of the failed mkdir or
+    // write (EBUSY on v1 when the group already uses more than `bytes`).
+    std::error_code limit(int pid, const std::string& name, std::uint64_t bytes);
+
+    // Whether the kernel's OOM killer killed a process of group `name` since limit() put the
+    // first process there: memory.events `oom_kill` (v2), memory.oom_control `oom_kill` (v1,
+    // kernel 4.13 and later) or, on older v1 kernels, memory.failcnt (the limit was hit, which
+    // without swap is where the OOM killer acts). False for a group limit() did not make.
+    bool oom_killed(const std::string& name) const;
+
+    // The group's peak memory in bytes since it was made: memory.peak (v2, kernel 5.19 and
+    // later) or memory.max_usage_in_bytes (v1). Page cache charged to the group counts, as it
+    // counts towards the limit. None when the kernel does not say or the group is unknown.
+    std::optional<std::uint64_t> peak_bytes(const std::string& name) const;
+
+    // Removes the group `name` (after the process exited); harmless if it does not exist.
+    void release(const std::string& name);
+
+    std::filesystem::path group_path(const std::string& name) const;
+
+    // "cgroup v1 /sys/fs/cgroup/memory/coldbrew-1234"
+    std::string description() const;
+
+private:
+    explicit memory_limiter(std::unique_ptr<detail::cgroup_tree> tree);
+
+    std::unique_ptr<detail::cgroup_tree> tree_;
+    // The groups limit() made, with their OOM count when the first process went in.
+    std::map<std::string, std::uint64_t> oom_at_start_;
 };
 
 }  // namespace coldbrew::supervisor
