@@ -73,6 +73,14 @@ struct function {
     // Zipped deployment package size in MB (coldbrew.yaml `package_mb`); nullopt: coldbrew
     // measures code_dir.
     std::optional<double> package_mb;
+    // What goes into the .zip from code_dir when coldbrew measures it. serverless.yml: its
+    // patterns in the order serverless v3 applies them (lib/plugins/package/lib/
+    // package-service.js: defaultExcludes, the configuration file, package.exclude as "!x",
+    // then package.include and package.patterns; function-level ones only when packaged
+    // individually); '!' leaves out, later patterns win. nullopt: SAM, measured as `sam build`
+    // would copy it (functions::measure_package).
+    std::optional<std::vector<std::string>> package_patterns;
+    bool exclude_dev_dependencies = true;  // serverless package.excludeDevDependencies
     // Network bandwidth (coldbrew.yaml `network:` at the top level, overridden per function):
     // whether the raised quota applies (bandwidth scales with memory for non-VPC functions),
     // and an explicit rate replacing the model's (bytes per second, > 0).
