@@ -263,11 +263,26 @@ void print_models(const config::stack& s, const functions::stack_models& m, std:
             out << ", reserved " << *fm->limits.reserved_concurrency;
         out << ")\n";
         if (!why) continue;
-        if (fm->package)
+        if (fm->package) {
             out << "      measured: " << fm->package->files << " files, "
                 << mb_text(static_cast<double>(fm->package->bytes) / (1024.0 * 1024.0))
                 << " on disk, " << mb_text(fm->traits.package_zipped_mb) << " zipped"
                 << (fm->package->estimated ? " (estimated from a sample)" : "") << "\n";
+            // What a build would not ship, so a surprising size can be traced to its cause.
+            for (const auto& g : fm->package->left_out) {
+                out << "      left out: ";
+                const bool self_named = g.examples.size() == 1 && g.examples[0] == g.what;
+                if (!self_named) out << g.count << " ";
+                out << g.what << " (";
+                if (!self_named) {
+                    for (const auto& e : g.examples) out << e << ", ";
+                    if (g.examples.size() < g.count) out << "\xe2\x80\xa6, ";  // "…"
+                }
+                out << mb_text(static_cast<double>(g.bytes) / (1024.0 * 1024.0)) << " in "
+                    << g.files << (g.files == 1 ? " file" : " files") << ") \xe2\x80\x94 "
+                    << g.reason << "\n";
+            }
+        }
         for (const auto& line : fm->cold_start.explanation()) out << "      " << cite(line) << "\n";
         if (const models::legacy_eni_model* eni = fm->cold_start.eni()) {
             // Run the pure models on a cold stack, so these follow the profile and the seed.
@@ -313,6 +328,9 @@ const char* kind_name(config::api_kind k) { return k == config::api_kind::rest ?
 void print_stack(const config::stack& s, std::ostream& out, const std::string& base_url) {
     out << "Template: " << s.template_file.string() << " ("
         << (s.kind == config::stack::source_kind::sam ? "SAM" : "serverless.yml") << ")\n";
+    if (s.built_from)
+        out << "Serving the built artifacts in " << s.template_file.parent_path().string()
+            << " (sam build); run sam build again after changing code\n";
     if (s.coldbrew_file) out << "Options:  " << s.coldbrew_file->string() << "\n";
     out << "Functions:\n";
     for (const auto& fn : s.functions) {

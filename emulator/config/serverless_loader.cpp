@@ -581,6 +581,15 @@ class serverless_loader {
     void read_events(const function& fn, const ynode& events);
     void read_layers(function& fn, const ynode& layers);
     std::string read_service();
+    // serverless.yml `package:` at service or function level (serverless v3 "Packaging").
+    struct package_section {
+        std::vector<std::string> patterns, include, exclude;
+        std::optional<bool> individually, exclude_dev_dependencies;
+        source_location patterns_where;
+    };
+    void read_package(const ynode& package, package_section& out);
+    std::vector<std::string> package_patterns(const package_section* fn) const;
+    package_section service_package_;
 
     const ynode& root_;
     stack& out_;
@@ -644,13 +653,12 @@ void serverless_loader::run() {
         }
     }
     if (const ynode* package = root_.find("package"); package && package->is_map()) {
-        for (const char* key : {"artifact", "individually"}) {
-            if (const ymember* m = package->find_member(key)) {
-                out_.warnings.push_back(
-                    warning_key_text(*m, join_path(package->path, key),
-                                     "ignored: coldbrew runs the service directory as is"));
-            }
+        if (const ymember* m = package->find_member("artifact")) {
+            out_.warnings.push_back(
+                warning_key_text(*m, join_path(package->path, "artifact"),
+                                 "ignored: coldbrew runs the service directory as is"));
         }
+        read_package(*package, service_package_);
     }
 
     if (const ynode* functions = root_.find("functions"); functions && !functions->is_null()) {
@@ -773,18 +781,94 @@ void serverless_loader::read_function(const ymember& entry) {
         fn.async.maximum_retry_attempts = static_cast<int>(expect_int(*v, 0, 2, "maximumRetryAttempts"));
     if (const ynode* v = def.find("maximumEventAge"); v && !v->is_null())
         fn.async.maximum_event_age_s = static_cast<int>(expect_int(*v, 60, 21600, "maximumEventAge"));
+    package_section fn_package;
     if (const ynode* package = def.find("package"); package && package->is_map()) {
         if (const ymember* m = package->find_member("artifact")) {
             out_.warnings.push_back(
                 warning_key_text(*m, join_path(package->path, "artifact"),
                                  "ignored: coldbrew runs the service directory as is"));
         }
+        read_package(*package, fn_package);
     }
+    // Function-level patterns apply only to a function packaged on its own (either level
+    // saying so is enough); serverless warns and uses the service's otherwise
+    // (package-service.js, packageService).
+    const bool individually = fn_package.individually.value_or(false) ||
+                              service_package_.individually.value_or(false);
+    if (!individually &&
+        !(fn_package.patterns.empty() && fn_package.include.empty() && fn_package.exclude.empty())) {
+        out_.warnings.push_back(format_config_error(
+            fn_package.patterns_where, "functions." + key + ".package",
+            "ignored, as serverless ignores it: function-level patterns need "
+            "package.individually: true"));
+    }
+    fn.package_patterns = package_patterns(individually ? &fn_package : nullptr);
+    fn.exclude_dev_dependencies = service_package_.exclude_dev_dependencies.value_or(true);
     if (const ynode* events = def.find("events"); events && !events->is_null()) {
         read_events(fn, expect_sequence(*events, "events"));
     }
     check_environment_size(fn, out_.warnings);
     out_.functions.push_back(std::move(fn));
+}
+
+void serverless_loader::read_package(const ynode& package, package_section& out) {
+    auto flag = [&](std::string_view key, std::optional<bool>& to) {
+        if (auto v = vars_.get(&package, key)) {
+            const auto& text = expect_string(*v, key);
+            if (text != "true" && text != "false")
+                fail(*v, "package." + std::string(key) + " must be true or false, got '" + text + "'");
+            to = text == "true";
+        }
+    };
+    flag("individually", out.individually);
+    flag("excludeDevDependencies", out.exclude_dev_dependencies);
+    for (auto [key, list] : {std::pair<const char*, std::vector<std::string>*>{"patterns", &out.patterns},
+                             {"include", &out.include},
+                             {"exclude", &out.exclude}}) {
+        if (auto v = vars_.get(&package, key)) {
+            if (out.patterns_where.line == 0) out.patterns_where = v->where;
+            for (const auto& item : expect_sequence(*v, key).items) {
+                const ynode resolved = vars_.resolve(item);
+                const auto& text = expect_string(resolved, "a package pattern");
+                if (text.empty() || text == "!") fail(resolved, "a package pattern must not be empty");
+                list->push_back(text);
+            }
+        }
+    }
+}
+
+// The order serverless v3 applies them in (package-service.js, getExcludes, getIncludes and
+// resolveFilePathsFromPatterns): excludes first, each as "!x" ("!x" written there means x),
+// then includes, each list without repeats (lodash union). Layers inside the service
+// directory are left out by the measurement itself; a local plugins path is not modeled.
+std::vector<std::string> serverless_loader::package_patterns(const package_section* fn) const {
+    std::vector<std::string> excludes = {".git/**",        ".gitignore",     ".DS_Store",
+                                         "npm-debug.log",  "yarn-*.log",     ".serverless/**",
+                                         ".serverless_plugins/**"};
+    excludes.push_back(out_.template_file.filename().string());
+    excludes.insert(excludes.end(), service_package_.exclude.begin(), service_package_.exclude.end());
+    if (const ynode* dotenv = root_.find("useDotenv"); dotenv && dotenv->is_scalar() &&
+                                                       dotenv->text == "true")
+        excludes.push_back(".env*");
+    std::vector<std::string> includes = service_package_.include;
+    includes.insert(includes.end(), service_package_.patterns.begin(), service_package_.patterns.end());
+    if (fn) {
+        excludes.insert(excludes.end(), fn->exclude.begin(), fn->exclude.end());
+        includes.insert(includes.end(), fn->include.begin(), fn->include.end());
+        includes.insert(includes.end(), fn->patterns.begin(), fn->patterns.end());
+    }
+    std::vector<std::string> out;
+    auto add_unique = [&out](const std::vector<std::string>& list, bool negate) {
+        std::vector<std::string> seen;
+        for (const auto& p : list) {
+            if (std::find(seen.begin(), seen.end(), p) != seen.end()) continue;
+            seen.push_back(p);
+            out.push_back(!negate ? p : p[0] == '!' ? p.substr(1) : "!" + p);
+        }
+    };
+    add_unique(excludes, true);
+    add_unique(includes, false);
+    return out;
 }
 
 void serverless_loader::read_layers(function& fn, const ynode& layers) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <set>
 
 namespace coldbrew::config {
@@ -26,9 +27,41 @@ std::filesystem::path find_template(const std::filesystem::path& path) {
         const auto candidate = path / name;
         if (std::filesystem::is_regular_file(candidate, ec)) return candidate;
     }
+    // Only the build left: sam local serves it too.
+    if (const auto built = path / ".aws-sam" / "build" / "template.yaml";
+        std::filesystem::is_regular_file(built, ec))
+        return built;
     throw config_error(
         {path.string(), 0, 0}, "",
         "no template.yaml, template.yml, serverless.yml or serverless.yaml in this directory");
+}
+
+// `sam build` writes the built template here, beside the project's template; sam local
+// commands load it instead of the project's when it exists and no template was named (SAM CLI
+// samcli/commands/_utils/options.py, get_or_default_template_file_name: DEFAULT_BUILT_TEMPLATE_PATH
+// is searched before template.yaml).
+const std::filesystem::path built_template_path = std::filesystem::path(".aws-sam") / "build" /
+                                                  "template.yaml";
+
+bool is_default_sam_name(const std::filesystem::path& file) {
+    const auto name = file.filename().string();
+    return name == "template.yaml" || name == "template.yml";
+}
+
+// The project directory a built template belongs to: the one holding .aws-sam/build.
+std::optional<std::filesystem::path> project_of_built(const std::filesystem::path& file) {
+    const auto build = file.parent_path();
+    if (file.filename() != "template.yaml" || build.filename() != "build" ||
+        build.parent_path().filename() != ".aws-sam")
+        return std::nullopt;
+    return build.parent_path().parent_path();
+}
+
+std::optional<std::filesystem::path> source_template(const std::filesystem::path& project) {
+    std::error_code ec;
+    for (auto name : {"template.yaml", "template.yml"})
+        if (std::filesystem::is_regular_file(project / name, ec)) return project / name;
+    return std::nullopt;
 }
 
 std::string function_key_path(const stack& s, const function& fn) {
@@ -74,16 +107,43 @@ const api* stack::find_api(std::string_view id) const {
 stack load_stack(const std::filesystem::path& path, const load_options& options) {
     stack out;
     out.template_file = normal_absolute(find_template(normal_absolute(path)));
+    std::error_code ec;
+
+    // A SAM project's own template (the directory, or template.yaml/.yml named) yields to its
+    // `sam build` output, as under sam local; a template named otherwise is loaded as named,
+    // since .aws-sam/build may have been built from another one. coldbrew.yaml stays the
+    // project's.
+    auto project_dir = out.template_file.parent_path();
+    if (auto project = project_of_built(out.template_file)) {
+        project_dir = *project;
+        // A build whose project template is gone still names where that template was.
+        out.built_from = source_template(project_dir).value_or(project_dir / "template.yaml");
+    } else if (is_default_sam_name(out.template_file) &&
+               std::filesystem::is_regular_file(project_dir / built_template_path, ec)) {
+        out.built_from = out.template_file;
+        out.template_file = project_dir / built_template_path;
+    }
+    if (out.built_from) {
+        // SAM CLI serves a stale build silently; a changed template that is not served is a
+        // surprise worth a line.
+        const auto built_time = std::filesystem::last_write_time(out.template_file, ec);
+        const auto source_time =
+            ec ? built_time : std::filesystem::last_write_time(*out.built_from, ec);
+        if (!ec && built_time < source_time) {
+            out.warnings.push_back(format_config_error(
+                {out.template_file.string(), 0, 0}, "",
+                "older than " + out.built_from->string() +
+                    "; run sam build again to serve the template and code as changed"));
+        }
+    }
 
     // coldbrew.yaml first: the template's pseudo-parameters (AWS::Region, AWS::AccountId)
     // take their values from it.
     coldbrew_file options_file;
-    const auto coldbrew_path = out.template_file.parent_path() / coldbrew_name;
-    std::error_code ec;
+    const auto coldbrew_path = project_dir / coldbrew_name;
     if (std::filesystem::is_regular_file(coldbrew_path, ec)) {
         out.coldbrew_file = coldbrew_path;
-        options_file =
-            parse_coldbrew_file(load_yaml_file(coldbrew_path), out.template_file.parent_path());
+        options_file = parse_coldbrew_file(load_yaml_file(coldbrew_path), project_dir);
     }
     out.settings = options_file.values;
 

@@ -74,6 +74,14 @@ struct function {
     // Zipped deployment package size in MB (coldbrew.yaml `package_mb`); nullopt: coldbrew
     // measures code_dir.
     std::optional<double> package_mb;
+    // What goes into the .zip from code_dir when coldbrew measures it. serverless.yml: its
+    // patterns in the order serverless v3 applies them (lib/plugins/package/lib/
+    // package-service.js: defaultExcludes, the configuration file, package.exclude as "!x",
+    // then package.include and package.patterns; function-level ones only when packaged
+    // individually); '!' leaves out, later patterns win. nullopt: SAM, measured as `sam build`
+    // would copy it (functions::measure_package).
+    std::optional<std::vector<std::string>> package_patterns;
+    bool exclude_dev_dependencies = true;  // serverless package.excludeDevDependencies
     // Network bandwidth (coldbrew.yaml `network:` at the top level, overridden per function):
     // whether the raised quota applies (bandwidth scales with memory for non-VPC functions),
     // and an explicit rate replacing the model's (bytes per second, > 0).
@@ -247,6 +255,9 @@ struct stack {
     std::vector<route> routes;
     config::settings settings;
     std::vector<std::string> warnings;  // "file:line:col: key: message" for ignored keys etc.
+    // When template_file is `sam build`'s copy (.aws-sam/build/template.yaml), the project's
+    // template it was built from (absolute); CodeUri paths are then relative to the build.
+    std::optional<std::filesystem::path> built_from;
 
     const function* find_function(std::string_view name) const;
     const api* find_api(std::string_view id) const;
@@ -264,6 +275,12 @@ struct load_options {
 // Loads `path`: a template file (template.yaml/.yml, serverless.yml/.yaml) or a directory
 // holding one (template.yaml, template.yml, serverless.yml, serverless.yaml, in that order).
 // Reads coldbrew.yaml from the same directory when present and applies it.
+// `sam build` output is served as sam local serves it: when the directory, or its template.yaml
+// or template.yml, was given and .aws-sam/build/template.yaml exists there, that built
+// template is loaded instead (CodeUri relative to .aws-sam/build; errors point into it;
+// stack::built_from names the project's template, and a built template older than it adds a
+// warning). A path to .aws-sam/build/template.yaml itself is served the same way. coldbrew.yaml
+// is always read from the project directory.
 // Throws config_error on anything malformed, unsupported or inconsistent.
 //
 // Format: a file named serverless* is a serverless.yml; otherwise AWSTemplateFormatVersion,

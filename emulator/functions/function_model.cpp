@@ -75,7 +75,8 @@ std::unique_ptr<stack_models> build_models(const config::stack& stack) {
             std::vector<std::filesystem::path> dirs{fn.code_dir};
             dirs.insert(dirs.end(), fn.layer_dirs.begin(), fn.layer_dirs.end());
             std::error_code ec;
-            auto m = measure_package(dirs, ec);
+            auto m = measure_package(
+                dirs, package_rules{fn.package_patterns, fn.exclude_dev_dependencies}, ec);
             if (ec) {
                 // The loader checked the directories exist; a race or a permission problem
                 // leaves the package term at zero rather than stopping the start.
