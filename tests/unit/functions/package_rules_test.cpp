@@ -11,6 +11,7 @@
 
 #include "emulator/functions/package_size.hpp"
 #include "tests/catch.hpp"
+#include "tests/unit/functions/package_tree.hpp"
 
 namespace fs = std::filesystem;
 using coldbrew::functions::glob_match;
@@ -21,27 +22,8 @@ using coldbrew::functions::package_rules;
 
 namespace {
 
-class temp_dir {
-public:
-    temp_dir() {
-        std::string tmpl = (fs::temp_directory_path() / "coldbrew-rules-XXXXXX").string();
-        REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-        path_ = tmpl;
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    const fs::path& path() const { return path_; }
-
-private:
-    fs::path path_;
-};
-
-void write_file(const fs::path& p, const std::string& content) {
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << content;
-}
+using temp_dir = coldbrew::test::package_tree;
+using coldbrew::test::write_file;
 
 // Text that deflates a little but not to nothing, so sizes differ between files.
 std::string text(std::size_t n, char seed) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "tests/catch.hpp"
+#include "tests/unit/functions/package_tree.hpp"
 
 namespace fs = std::filesystem;
 using coldbrew::functions::measure_package;
@@ -24,27 +25,8 @@ std::uint64_t zip_overhead(const std::string& name) {
 }
 constexpr std::uint64_t end_record = 22;
 
-class temp_dir {
-public:
-    temp_dir() {
-        std::string tmpl = (fs::temp_directory_path() / "coldbrew-package-XXXXXX").string();
-        REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-        path_ = tmpl;
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    const fs::path& path() const { return path_; }
-
-private:
-    fs::path path_;
-};
-
-void write_file(const fs::path& p, const std::string& content) {
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << content;
-}
+using temp_dir = coldbrew::test::package_tree;
+using coldbrew::test::write_file;
 
 std::string random_bytes(std::size_t n, std::mt19937_64& rng) {
     std::string s(n, '\0');
