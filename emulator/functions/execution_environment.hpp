@@ -138,6 +138,8 @@ private:
     // modeled wait (0 when the model's wait was the longer one).
     double local_init_after_request_ms_ = 0;
     double init_overrun_ms_ = 0;
+    // The Init Duration INIT_REPORT stated for a failed init, so that REPORT states the same.
+    std::optional<double> failed_init_ms_;
     int peak_memory_mb_ = 0;
 };
 
