@@ -729,7 +729,6 @@ int run_up(const load_flags& lf, int port, const std::string& host,
         }
     }
     application->start_provisioned();
-    wait_for_standby(lo.loop, *application);
     std::string base = "http://" + stack.settings.host + ":" + std::to_string(application->gateway_port());
     std::ostringstream banner;
     banner << "coldbrew " << version_text << "  seed " << seed << "  time_scale "
@@ -743,6 +742,7 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     banner << tel.banner;
     print_faults(faults, banner);
     std::fputs(banner.str().c_str(), stdout);
+    wait_for_standby(lo.loop, *application);
     std::printf("coldbrew up: gateway listening on %s\n", base.c_str());
     std::printf("coldbrew up: invoke API listening on http://%s:%d\n", stack.settings.host.c_str(),
                 application->invoke_port());

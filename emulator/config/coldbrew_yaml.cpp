@@ -127,11 +127,16 @@ int read_max_environments(const ynode& v) {
 // `standby: N` or `standby: auto`: (count, follow the peak).
 std::pair<std::size_t, bool> read_standby(const ynode& v) {
     if (v.is_scalar() && v.text == "auto") return {1, true};
-    if (v.is_scalar() && !v.quoted && !v.text.empty() &&
-        std::all_of(v.text.begin(), v.text.end(), [](char c) { return c >= '0' && c <= '9'; }))
-        return {static_cast<std::size_t>(expect_int(v, 0, 1000, "standby")), false};
-    fail(v, "standby must be a number of environments (0..1000) or auto, got " +
-                (v.is_scalar() ? "'" + v.text + "'" : std::string("a ") + (v.is_map() ? "map" : "list")));
+    if (v.is_scalar() && !v.text.empty() && v.text.size() <= 4 &&
+        std::all_of(v.text.begin(), v.text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        const auto n = std::stoul(v.text);
+        if (n <= 1000) return {static_cast<std::size_t>(n), false};
+    }
+    fail(v, "must be a number of standby environments from 0 to 1000, or auto; got " +
+                (v.is_scalar()  ? "'" + v.text + "'"
+                 : v.is_null()  ? std::string("nothing")
+                 : v.is_map()   ? std::string("a map")
+                                : std::string("a list")));
 }
 
 // ---- ports: ----------------------------------------------------------------------------
