@@ -1,5 +1,7 @@
 #include "emulator/functions/launcher.hpp"
 
+#include "emulator/config/config_error.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -114,6 +116,15 @@ public:
         if (auto it = configured.find(out_.runtime); it != configured.end()) {
             out_.file = it->second.file;
             out_.origin = "coldbrew.yaml runtimes." + out_.runtime;
+            // Another language's interpreter cannot run this runtime's bootstrap at all: an
+            // error, where another version of the right one is only pointed out.
+            if (auto text = host_.version_output(out_.file); text && !speaks_language(*text))
+                throw config::config_error(
+                    it->second.where, "runtimes." + out_.runtime,
+                    it->second.file.string() + " is not a " +
+                        (python() ? std::string("Python") : std::string("Node.js")) +
+                        " interpreter (it says '" + first_line(*text) + "'); " + out_.runtime +
+                        " needs " + w_.language + " " + w_.version);
             out_.version = probe(out_.file).value_or("");
             out_.matches = true;  // the user's choice; a different version is only pointed out
             if (!out_.version.empty() && !version_text_is(out_.version, w_.version))
@@ -134,6 +145,16 @@ private:
     std::string unversioned_name() const { return python() ? "python3" : "node"; }
     std::string shown(const std::string& version) const {
         return python() ? "python " + version : "node v" + version;
+    }
+
+    // `--version` output as each language's interpreter words it: "Python 3.12.1", "v20.20.2".
+    bool speaks_language(const std::string& text) const {
+        return python() ? text.find("Python") != std::string::npos
+                        : text.find_first_not_of(" \t\n") != std::string::npos &&
+                              text[text.find_first_not_of(" \t\n")] == 'v';
+    }
+    static std::string first_line(const std::string& text) {
+        return text.substr(0, text.find('\n'));
     }
 
     std::optional<std::string> probe(const std::filesystem::path& file) const {

@@ -222,6 +222,27 @@ TEST_CASE("coldbrew.yaml runtimes wins over every search", "[unit]") {
     CHECK(i.warning.find("is python 3.11.9") != std::string::npos);
 }
 
+TEST_CASE("coldbrew.yaml runtimes: another language's interpreter is a config error", "[unit]") {
+    fake_host h;
+    h.bin("/usr/bin/node", "v20.20.2").bin("/usr/bin/python3", "Python 3.11.2");
+    config::source_location at;
+    at.file = "/app/coldbrew.yaml";
+    at.line = 3;
+    std::map<std::string, config::settings::runtime_interpreter> configured{
+        {"python3.12", {"/usr/bin/node", at}}, {"nodejs22.x", {"/usr/bin/python3", at}}};
+    for (const char* rt : {"python3.12", "nodejs22.x"}) {
+        CAPTURE(rt);
+        try {
+            resolve(rt, h, configured);
+            FAIL("expected a config_error");
+        } catch (const config::config_error& e) {
+            CHECK(e.key_path() == std::string("runtimes.") + rt);
+            CHECK(e.where().line == 3);
+            CHECK(std::string(e.what()).find("interpreter (it says '") != std::string::npos);
+        }
+    }
+}
+
 TEST_CASE("resolve_interpreters: once per runtime, one warning per runtime and binary", "[unit]") {
     fake_host h;
     h.bin("/usr/bin/node", "v20.20.2").bin("/usr/bin/python3", "Python 3.11.2");
