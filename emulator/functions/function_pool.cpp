@@ -223,6 +223,7 @@ void function_pool::place(invocation inv, std::string request_id,
         // From the process's start to the event's delivery the invocation waits for its init.
         if (inv.trace) inv.trace->begin("lambda.init");
         std::string error_type, error_message;
+        if (burst_.cold_starts == 0) burst_.standby_at_start = standby_.size();
         auto* env = start_cold(p.environment, error_type, error_message);
         if (!env) {
             --in_flight_;
@@ -343,9 +344,12 @@ void function_pool::end_burst() {
     stats_.burst_cold_starts_max = std::max(stats_.burst_cold_starts_max, b.cold_starts);
     stats_.burst_overruns_max = std::max(stats_.burst_overruns_max, b.overruns);
     if (b.overruns == 0) return;
-    const std::size_t target = standby_target();
+    // Judged by what the burst found, not by the target now: with `auto` the target has
+    // already grown to this burst's size.
     std::string advice;
-    if (b.cold_starts > target)
+    if (b.cold_starts > b.standby_at_start && standby_setting_.follow_peak)
+        advice = fmt::format("standby: auto keeps {} from now on", standby_target());
+    else if (b.cold_starts > b.standby_at_start)
         advice = fmt::format("{} standby environment{} would have covered it (--standby {}, or "
                              "functions.{}.standby: {} in coldbrew.yaml)",
                              b.cold_starts, b.cold_starts == 1 ? "" : "s", b.cold_starts,

@@ -258,6 +258,7 @@ private:
     struct burst {
         std::uint64_t cold_starts = 0, overruns = 0;
         double overrun_ms = 0, overrun_max_ms = 0;
+        std::size_t standby_at_start = 0;  // standby environments when its first cold start came
     } burst_;
     std::deque<waiting> waiting_;
     // Freeing dead environments is real housekeeping on the next loop turn, not a modeled
