@@ -148,7 +148,8 @@ model() {
     $1 == fn && $2 == "cold" && $3 == "start" { inside = 1; iso = pct($0, "p50") " " pct($0, "p95") " " pct($0, "p99"); next }
     inside && /^  [^ ]/ { inside = 0 }
     inside && $0 ~ ("burst of " n "([^0-9]|$)") && pct($0, "p50") != "" {
-      burst = pct($0, "p50") " " pct($0, "p95") " " pct($0, "p99")
+      # The burst line gives p50, p95 and max: no p99, which must still take its field.
+      p99 = pct($0, "p99"); burst = pct($0, "p50") " " pct($0, "p95") " " (p99 == "" ? "-" : p99)
     }
     END { if (burst != "") print burst " burst"; else if (iso != "") print iso " isolated" }'
 }
