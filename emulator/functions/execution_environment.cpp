@@ -88,13 +88,11 @@ void execution_environment::begin_cold_start(double modeled_init_ms) {
     modeled_init_ms_ = std::max(0.0, modeled_init_ms);
     if (*modeled_init_ms_ <= 0) {
         modeled_done_ = true;
-        modeled_done_at_ = requested_at_;
         try_open_init_gate();
         return;
     }
     init_timer_ = ctx_.scheduler->after(*modeled_init_ms_, [this] {
         modeled_done_ = true;
-        modeled_done_at_ = ctx_.clock->steady();
         try_open_init_gate();
     });
 }
@@ -360,7 +358,6 @@ void execution_environment::on_runtime_call(http::request req, http::responder r
 
     if (std::holds_alternative<rt::next_call>(c)) {
         if (phase_ == rt::phase::initializing) {
-            local_init_ms_ = ms_since(spawned_at_);
             local_ready_ = true;
             local_ready_at_ = ctx_.clock->steady();
             limit_cpu();
@@ -403,7 +400,6 @@ void execution_environment::on_runtime_call(http::request req, http::responder r
     if (auto* ie = std::get_if<rt::init_error_call>(&c)) {
         respond(rt::accepted());
         auto err = rt::normalise_error(ie->error_type, ie->body);
-        local_init_ms_ = ms_since(spawned_at_);
         failed_init_ms_ = waited_init_ms();
         log(telemetry::init_report_error_line(*failed_init_ms_, err.error_type));
         // [OAS]: the init error is served in response to the first invoke; the runtime
@@ -522,7 +518,6 @@ void execution_environment::on_process_exit(const supervisor::exit_status& st) {
         const std::string type =
             killed_for_memory(ctx_, fn_, group_id_) ? "Runtime.OutOfMemory" : "Runtime.ExitError";
         if (phase_ == rt::phase::initializing) {
-            local_init_ms_ = ms_since(spawned_at_);
             failed_init_ms_ = waited_init_ms();
             log(telemetry::init_report_error_line(*failed_init_ms_, type));
         }

@@ -129,11 +129,9 @@ private:
     bool delivered_ = false;
     http::responder held_next_;
     std::chrono::steady_clock::time_point spawned_at_, delivered_at_;
-    // The cold start's moments on the real clock: asked for (begin_cold_start), the modeled
-    // wait over, the local init over.
-    std::chrono::steady_clock::time_point requested_at_, modeled_done_at_, local_ready_at_;
-    // Real ms from spawn to the end of the local init (or to an init failure).
-    std::optional<double> local_init_ms_;
+    // The cold start's moments on the real clock: asked for (begin_cold_start), the local
+    // init over.
+    std::chrono::steady_clock::time_point requested_at_, local_ready_at_;
     // Real ms of local init after the request (0 when it was done before) and beyond the
     // modeled wait (0 when the model's wait was the longer one).
     double local_init_after_request_ms_ = 0;
