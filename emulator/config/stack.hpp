@@ -20,6 +20,63 @@ enum class api_kind {
     http,  // API Gateway HTTP API (SAM `HttpApi` event, serverless `httpApi` event)
 };
 
+// Cross-origin resource sharing on an API (AWS facts and sources: emulator/gateway/cors.hpp).
+// REST (SAM `Cors` on AWS::Serverless::Api / Globals.Api, serverless `cors` on an http event):
+// SAM and serverless add an OPTIONS method with a mock integration to every resource path that
+// has none, answering with these headers whatever the Origin; the function's own responses get
+// nothing added (a proxy integration sets its own CORS headers).
+// HTTP API (`CorsConfiguration`, serverless provider.httpApi.cors): API Gateway answers every
+// preflight itself and adds the headers to every response, for an allowed Origin only.
+struct cors_config {
+    // REST: one value sent as is ("*" or "https://app.example.com"; SAM writes it quoted,
+    // "'*'", and the quotes are removed here). HTTP API: the allowed origins, "*" for any.
+    std::vector<std::string> allow_origins;
+    std::vector<std::string> allow_methods;   // upper case, or "*"
+    std::vector<std::string> allow_headers;   // as written, or "*"
+    std::vector<std::string> expose_headers;  // HTTP API ExposeHeaders
+    std::optional<int> max_age_s;             // Access-Control-Max-Age; nullopt: not sent
+    bool allow_credentials = false;
+    source_location where;
+};
+
+// An authorizer of one API (AWS facts and sources: emulator/authorizers/authorizers.hpp,
+// emulator/jwt/jwt.hpp): SAM Auth.Authorizers, serverless `authorizer`
+// on http events and provider.httpApi.authorizers.
+struct authorizer {
+    enum class type {
+        token,    // REST Lambda TOKEN authorizer: one header, an optional validation expression
+        request,  // Lambda REQUEST authorizer (REST, or HTTP API)
+        jwt,      // HTTP API JWT authorizer
+    };
+    std::string name;  // what routes name it by: the SAM Authorizers key, serverless's name
+    type kind = type::token;
+    std::string function;  // token / request: function::name of the authorizer function
+    // Where the identity comes from, in API Gateway's syntax for the API's kind: REST
+    // "method.request.header.Authorization", "method.request.querystring.q",
+    // "stageVariables.v", "context.requestId"; HTTP API "$request.header.Authorization",
+    // "$request.querystring.q", "$stageVariables.v", "$context.requestId". A request missing
+    // any of them gets 401 without the authorizer being called. Empty (a REQUEST authorizer
+    // without identity sources): always called, never cached.
+    std::vector<std::string> identity_sources;
+    std::string validation_expression;  // TOKEN: a regex the whole token must match; "" none
+    // Result cache TTL in seconds (AuthorizerResultTtlInSeconds, SAM ReauthorizeEvery,
+    // serverless resultTtlInSeconds); 0: not cached. Defaults as the loaders document them.
+    int result_ttl_s = 300;
+    // HTTP API Lambda authorizers: AuthorizerPayloadFormatVersion "1.0" or "2.0", and
+    // EnableSimpleResponses (2.0 only). REST: "".
+    std::string payload_format_version;
+    bool simple_responses = false;
+    // JWT: the token's `iss` must equal issuer; its `aud` (or `client_id`) must be one of
+    // audience. Keys: coldbrew.yaml `authorizers.<name>.jwks`, an absolute file path or an
+    // http(s) URL of a JWKS; "": the issuer's OpenID discovery document names it, as AWS reads
+    // it (fetched at start).
+    std::string issuer;
+    std::vector<std::string> audience;
+    std::string jwks;
+    source_location jwks_where;  // the `jwks` value in coldbrew.yaml (line 0: none)
+    source_location where;
+};
+
 struct api {
     std::string id;     // logical id: "ServerlessRestApi", "ServerlessHttpApi", or the
                         // template's own AWS::Serverless::Api / HttpApi resource id
@@ -31,6 +88,18 @@ struct api {
     // `StageVariables` (AWS::Serverless::HttpApi, Globals.HttpApi). Events carry them as
     // `stageVariables` (spec §4.1, §4.3). serverless.yml has none in v3 core.
     std::map<std::string, std::string> stage_variables;
+    std::vector<authorizer> authorizers;  // routes name them by authorizer::name
+    std::optional<cors_config> cors;      // the API's CORS; nullopt: none
+    // REST only: resource path ("/pets/{id}") → CORS for that path (serverless `cors` on an
+    // http event), in place of `cors` there.
+    std::map<std::string, cors_config> path_cors;
+    // REST: the authorizer that guards the OPTIONS methods SAM generates for Cors (its
+    // DefaultAuthorizer, when AddDefaultAuthorizerToCorsPreflight is true, SAM's default);
+    // "" for none.
+    std::string preflight_authorizer;
+    // REST ApiKeySourceType: "HEADER" (the x-api-key header) or "AUTHORIZER" (the Lambda
+    // authorizer's usageIdentifierKey).
+    std::string api_key_source = "HEADER";
     source_location where;
 };
 
@@ -41,6 +110,13 @@ struct route {
     std::string function;      // function::name of the integration
     std::string payload_format_version;  // "1.0" (always for REST) or "2.0"
     std::int64_t integration_timeout_ms = 0;  // REST 29000, HTTP API 30000 unless configured
+    // The authorizer::name in its API's authorizers that guards the route; "" for none (also
+    // an explicit `Authorizer: NONE`, or AWS_IAM, which coldbrew does not check).
+    std::string authorizer;
+    // HTTP API JWT: the token must carry at least one of these scopes (AuthorizationScopes,
+    // serverless `authorizer.scopes`); empty: no scope check.
+    std::vector<std::string> authorization_scopes;
+    bool api_key_required = false;  // REST: x-api-key must name an enabled key of a usage plan
     source_location where;
 };
 
@@ -245,6 +321,32 @@ struct settings {
     std::map<std::string, runtime_interpreter> runtimes;
 };
 
+// A REST API key (SAM Auth.UsagePlan, serverless provider.apiGateway.apiKeys, coldbrew.yaml
+// `api_keys`). AWS facts and sources: models/usage_plan/usage_plan.hpp.
+struct api_key {
+    std::string name;
+    // The x-api-key value: the template's or coldbrew.yaml's; "" until the app draws one from
+    // the seed at start (printed then, as AWS generates one at deploy).
+    std::string value;
+    bool enabled = true;
+    source_location where;
+};
+
+// A usage plan: which keys may call which REST APIs, how fast and how much (SAM
+// Auth.UsagePlan, serverless provider.apiGateway.usagePlan). Every key of a plan has its own
+// token bucket and quota, as on AWS.
+struct usage_plan {
+    std::string name;
+    std::vector<std::string> api_ids;  // api::id of the REST APIs (their one stage) it covers
+    std::vector<std::string> keys;     // api_key::name
+    std::optional<double> rate_limit;  // steady requests per second (Throttle.RateLimit)
+    std::optional<int> burst_limit;    // bucket depth (Throttle.BurstLimit)
+    std::optional<std::int64_t> quota_limit;  // requests per quota period (Quota.Limit)
+    std::string quota_period;  // "DAY", "WEEK" or "MONTH" when quota_limit is set
+    int quota_offset = 0;      // Quota.Offset: days (WEEK: 0..6) or days of the month (MONTH)
+    source_location where;
+};
+
 struct stack {
     enum class source_kind { sam, serverless };
     source_kind kind = source_kind::sam;
@@ -253,6 +355,8 @@ struct stack {
     std::vector<function> functions;
     std::vector<api> apis;
     std::vector<route> routes;
+    std::vector<api_key> api_keys;
+    std::vector<usage_plan> usage_plans;
     config::settings settings;
     std::vector<std::string> warnings;  // "file:line:col: key: message" for ignored keys etc.
     // When template_file is `sam build`'s copy (.aws-sam/build/template.yaml), the project's

@@ -45,6 +45,16 @@ class route_table {
     // HTTP.
     config::api_kind miss_kind(std::string_view raw_path) const;
 
+    // An OPTIONS request that match() found no route for: the API whose CORS answers it
+    // (gateway/cors.hpp) — the API having a route of any method on this path and CORS settings
+    // for its resource path. `resource_path` is that route's template ("/pets/{id}").
+    struct preflight_match {
+        const config::api* api = nullptr;
+        const config::cors_config* cors = nullptr;
+        std::string resource_path;
+    };
+    std::optional<preflight_match> match_preflight(std::string_view raw_path) const;
+
   private:
     const config::stack* stack_;
 };
@@ -58,6 +68,13 @@ struct request_info {
     std::string trace_id;            // X-Amzn-Trace-Id value, "Root=1-xxxxxxxx-yyyy…"
     std::string account_id;          // "123456789012" by default
     std::string source_ip = "127.0.0.1";
+    // requestContext.authorizer of the integration's event, as JSON text in the shape the
+    // route's payload format version takes (authorizers::event_authorizer,
+    // jwt::event_authorizer); "" when the route has no authorizer (REST events then carry
+    // none, 2.0 events omit it).
+    std::string authorizer_json;
+    // REST requestContext.identity.apiKey / apiKeyId when the method required an API key.
+    std::string api_key, api_key_id;
 };
 
 // A stable 10-character lower-case alphanumeric API id derived from the API's logical id,
