@@ -1,5 +1,6 @@
 #include "emulator/front/executor.hpp"
 
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -46,6 +47,17 @@ void trace_decision(telemetry::request_trace* t, const mf::decision& d) {
     t->annotate("coldbrew.fault.kind", d.kind);
     t->annotate("coldbrew.fault.action", std::string(mf::action_name(d.p.act)));
     if (d.overflow) t->annotate("coldbrew.fault.overflow", true);
+}
+
+std::string_view outcome_name(functions::outcome o) {
+    switch (o) {
+    case functions::outcome::success: return "success";
+    case functions::outcome::function_error: return "function_error";
+    case functions::outcome::throttled: return "throttled";
+    case functions::outcome::too_large: return "too_large";
+    case functions::outcome::unavailable: return "unavailable";
+    }
+    return "unknown";
 }
 
 double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
@@ -317,12 +329,22 @@ void executor::run(const std::shared_ptr<request>& r, std::unique_ptr<protocol> 
                    const mf::request_facts& facts, function_target& target,
                    functions::invocation inv) {
     if (r->answered_) return;  // its client left while the front end read it
-    auto& d = state_->deps;
     r->proto_ = std::move(proto);
+    if (auto call = r->proto_->authorizer_request()) {
+        authorize(r, std::move(*call), facts, target, std::move(inv));
+        return;
+    }
+    decide(r, facts, target, std::move(inv));
+}
+
+void executor::decide(const std::shared_ptr<request>& r, const mf::request_facts& facts,
+                      function_target& target, functions::invocation inv) {
+    auto& d = state_->deps;
     // The one decision point: every routed request is decided before anything else happens
-    // to it (Envoy's fault filter sits before the router for the same reason).
+    // to it (Envoy's fault filter sits before the router for the same reason). A fault that
+    // fired on the request's authorizer is the request's one fault.
     if (r->trace_) r->trace_->begin("fault.decision");
-    if (d.faults) {
+    if (d.faults && r->fault_.rule.empty()) {
         auto f = facts;
         f.counted_by_caller = true;  // see request::count
         r->fault_ = d.faults->decide(f, d.scheduler->now_ms());
@@ -350,6 +372,125 @@ void executor::run(const std::shared_ptr<request>& r, std::unique_ptr<protocol> 
         }
         execute(r, target, std::move(inv));
     });
+}
+
+void executor::authorize(const std::shared_ptr<request>& r, protocol::authorizer_call call,
+                         const mf::request_facts& facts, function_target& target,
+                         functions::invocation inv) {
+    auto& d = state_->deps;
+    const auto& fn = call.target->function();
+    if (r->trace_) r->trace_->begin("fault.decision");
+    if (d.faults) {
+        auto f = facts;
+        f.function = fn.name;
+        f.function_name = fn.function_name;
+        f.authorizer = true;
+        f.counted_by_caller = true;  // see request::count
+        r->fault_ = d.faults->decide(f, d.scheduler->now_ms());
+        if (!r->fault_.log_line.empty() && d.decisions) d.decisions->write(r->fault_.log_line);
+        trace_decision(r->trace_.get(), r->fault_);
+    }
+    const double delay_ms = r->fault_.p.delay_ms;
+    if (delay_ms <= 0) {
+        call_authorizer(r, std::move(call), facts, target, std::move(inv));
+        return;
+    }
+    // An injected delay on the authorizer is latency of its call, before it is invoked.
+    if (r->trace_) {
+        r->trace_->begin("fault.delay");
+        r->trace_->annotate_modeled(delay_ms);
+    }
+    state_->hold(r);
+    r->wait_ = d.scheduler->after(delay_ms, [this, r, call = std::move(call), facts, &target,
+                                             inv = std::move(inv)]() mutable {
+        r->release();
+        if (state_->stopping) {
+            r->send(r->proto_->unavailable(), request_end::served);
+            return;
+        }
+        call_authorizer(r, std::move(call), facts, target, std::move(inv));
+    });
+}
+
+void executor::call_authorizer(const std::shared_ptr<request>& r, protocol::authorizer_call call,
+                               const mf::request_facts& facts, function_target& target,
+                               functions::invocation inv) {
+    auto& proto = *r->proto_;
+    auto& authorizer = *call.target;
+    const auto called = state_->deps.clock->steady();
+    if (r->trace_) {
+        r->trace_->begin("gateway.authorizer");
+        r->trace_->annotate("faas.invoked_name", authorizer.function().name);
+    }
+    // The plan acts on the authorizer's invocation; what the client then gets is the
+    // gateway's answer to that authorizer's result.
+    auto result_of = [](functions::outcome kind) {
+        functions::invocation_result res;
+        res.kind = kind;
+        return res;
+    };
+    std::visit(
+        [&](auto& a) {
+            using A = std::decay_t<decltype(a)>;
+            namespace act = mf::actions;
+            if constexpr (std::is_same_v<A, act::phantom_before>) {
+                lose(r, false, a.client, authorizer, std::move(call.inv));
+            } else if constexpr (std::is_same_v<A, act::phantom_after>) {
+                lose(r, true, a.client, authorizer, std::move(call.inv));
+            } else if constexpr (std::is_same_v<A, act::gateway_error>) {
+                r->send(proto.service_error(a.status), request_end::served);
+            } else if constexpr (std::is_same_v<A, act::handler_error>) {
+                auto res = result_of(functions::outcome::function_error);
+                res.error_type = a.error_type;
+                res.payload = nlohmann::json{{"errorMessage", a.error_message},
+                                             {"errorType", a.error_type}}
+                                  .dump();
+                authorized(r, res, called, facts, target, std::move(inv));
+            } else if constexpr (std::is_same_v<A, act::throttle>) {
+                auto res = result_of(functions::outcome::throttled);
+                res.throttle_reason = a.reason;
+                authorized(r, res, called, facts, target, std::move(inv));
+            } else if constexpr (std::is_same_v<A, act::reset>) {
+                r->reset_connection();
+            } else {
+                if constexpr (std::is_same_v<A, act::function_exit>)
+                    call.inv.kill_after_ms = a.kill_after_ms;
+                // pass and slow_response invoke as usual; refuse and hang are dependency-front
+                // actions, never planned here.
+                static_assert(std::is_same_v<A, act::pass> || std::is_same_v<A, act::slow_response> ||
+                              std::is_same_v<A, act::function_exit> ||
+                              std::is_same_v<A, act::refuse> || std::is_same_v<A, act::hang>);
+                call.inv.trace = nullptr;  // its time is the gateway.authorizer span
+                call.inv.on_done = [this, r, called, facts, &target,
+                                    inv = std::move(inv)](functions::invocation_result res) mutable {
+                    if (r->answered_) return;
+                    authorized(r, res, called, facts, target, std::move(inv));
+                };
+                authorizer.invoke(std::move(call.inv));
+            }
+        },
+        r->fault_.p.act);
+}
+
+void executor::authorized(const std::shared_ptr<request>& r, const functions::invocation_result& res,
+                          std::chrono::steady_clock::time_point called,
+                          const mf::request_facts& facts, function_target& target,
+                          functions::invocation inv) {
+    const auto& d = state_->deps;
+    // The authorizer answered before an injected kill: no fault reached the client.
+    if (mf::is<mf::actions::function_exit>(r->fault_.p) && res.kind == functions::outcome::success)
+        r->missed_ = true;
+    const double latency_ms = d.scheduler->modeled_ms(ms_between(called, d.clock->steady()));
+    if (r->trace_) {
+        r->trace_->annotate("faas.coldstart", res.cold_start);
+        r->trace_->annotate("coldbrew.authorizer.outcome",
+                            std::string(outcome_name(res.kind)));
+    }
+    if (auto early = r->proto_->after_authorizer(res, latency_ms)) {
+        r->send(std::move(early->res), early->outcome);
+        return;
+    }
+    decide(r, facts, target, std::move(inv));
 }
 
 void executor::execute(const std::shared_ptr<request>& r, function_target& target,

@@ -95,6 +95,28 @@ public:
     // integration request (the gateway builds the route's Lambda event here, in its trace
     // phase). `trace` may be null.
     virtual void integration_request(functions::invocation&, telemetry::request_trace*) {}
+
+    // A Lambda function the front calls before the integration: API Gateway's Lambda
+    // authorizer, when the route has one and its cache holds no result for the request's
+    // identity. The executor decides its faults apart (request_facts::authorizer: only rules
+    // naming its function), carries out that plan on its invocation, and hands the result
+    // to after_authorizer. Asked once, after the request is routed.
+    struct authorizer_call {
+        function_target* target = nullptr;
+        functions::invocation inv;  // payload: the authorizer's event
+    };
+    virtual std::optional<authorizer_call> authorizer_request() { return std::nullopt; }
+    // The authorizer's result (an injected handler error or throttle included) and how long,
+    // in modeled ms, the call took: nullopt to go on to the integration, or the answer the
+    // client gets instead, with its outcome.
+    struct early_answer {
+        http::response res;
+        telemetry::request_end outcome = telemetry::request_end::served;
+    };
+    virtual std::optional<early_answer> after_authorizer(const functions::invocation_result&,
+                                                         double /*latency_ms*/) {
+        return std::nullopt;
+    }
 };
 
 struct executor_deps {
@@ -197,7 +219,9 @@ public:
 
     // Runs a routed request: the fault decision for `facts` (the request's route and
     // function), then the plan, with `proto` wording every answer and `target` invoked as the
-    // plan says. `inv.on_done` and `inv.trace` are set here.
+    // plan says. `inv.on_done` and `inv.trace` are set here. When proto asks for an
+    // authorizer call, that comes first, decided apart; a request meets at most one fault, so
+    // when a rule fired on its authorizer the integration is not decided.
     void run(const std::shared_ptr<request>& r, std::unique_ptr<protocol> proto,
              const models::faults::request_facts& facts, function_target& target,
              functions::invocation inv);
@@ -221,6 +245,18 @@ public:
     std::size_t open_requests() const noexcept;
 
 private:
+    void decide(const std::shared_ptr<request>& r, const models::faults::request_facts& facts,
+                function_target& target, functions::invocation inv);
+    void authorize(const std::shared_ptr<request>& r, protocol::authorizer_call call,
+                   const models::faults::request_facts& facts, function_target& target,
+                   functions::invocation inv);
+    void call_authorizer(const std::shared_ptr<request>& r, protocol::authorizer_call call,
+                         const models::faults::request_facts& facts, function_target& target,
+                         functions::invocation inv);
+    void authorized(const std::shared_ptr<request>& r, const functions::invocation_result& res,
+                    std::chrono::steady_clock::time_point called,
+                    const models::faults::request_facts& facts, function_target& target,
+                    functions::invocation inv);
     void execute(const std::shared_ptr<request>& r, function_target& target,
                  functions::invocation inv);
     void lose(const std::shared_ptr<request>& r, bool after, models::faults::client_outcome client,

@@ -757,6 +757,7 @@ std::string log_line(const request_facts& facts, const decision& d) {
     } else {
         j["method"] = std::string(facts.method);
     }
+    if (facts.authorizer) j["authorizer"] = std::string(facts.function);
     j["rule"] = d.rule;
     j["kind"] = d.kind;
     j["k"] = d.k;
@@ -873,6 +874,7 @@ decision decider::decide(const request_facts& facts, double now_ms) {
             if (r.on && *r.on != facts.on) continue;
             if (kind->connect_only && facts.on != dependency_phase::connect) continue;
         }
+        if (facts.authorizer && r.function.empty()) continue;
         if (!r.function.empty() && r.function != facts.function &&
             r.function != facts.function_name)
             continue;

@@ -39,6 +39,8 @@
 //                                     // error: refuse decides connections only)
 //     "fault": {"kind": "phantom", …kind's own keys…}
 //   }
+// An API Gateway Lambda authorizer is decided apart, before its route (request_facts::
+// authorizer): only a rule naming the authorizer's function fires there.
 // Counting: k is the index (0-based) of the request among those that passed the rule's
 // function/route/method/path/header/dependency/window matchers, per route; nth/every_nth/first
 // and the probability draw use it. On the invoke front the route key is "Invoke <logical id>";
@@ -289,6 +291,11 @@ struct request_facts {
     // after it is counted on both sides of the reset alike. false: counted when decided (the
     // dependency proxy, which has no per-request outcome).
     bool counted_by_caller = false;
+    // The decision is for an API Gateway Lambda authorizer's invocation, made before the
+    // route's own: `function` is the authorizer function and `route` the route it guards. Only
+    // rules that name a function match it (so SLA phantoms and route-only rules stay with the
+    // integration, decided once per request), and its log line says "authorizer": function.
+    bool authorizer = false;
 };
 
 struct decision {
