@@ -343,7 +343,7 @@ struct usage_plan {
     std::optional<int> burst_limit;    // bucket depth (Throttle.BurstLimit)
     std::optional<std::int64_t> quota_limit;  // requests per quota period (Quota.Limit)
     std::string quota_period;  // "DAY", "WEEK" or "MONTH" when quota_limit is set
-    int quota_offset = 0;      // Quota.Offset: days (WEEK: 0..6) or days of the month (MONTH)
+    int quota_offset = 0;      // Quota.Offset: requests subtracted from Limit in the first period
     source_location where;
 };
 

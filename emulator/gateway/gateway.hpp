@@ -21,8 +21,9 @@ namespace coldbrew::gateway {
 struct route_match {
     const config::route* route = nullptr;
     const config::api* api = nullptr;
-    // Path parameters in template order, values percent-decoded (not '+'); for {proxy+} the
-    // rest of the path, e.g. {"proxy", "a/b/c"}.
+    // Path parameters in template order; for {proxy+} the rest of the path, e.g. {"proxy",
+    // "a/b/c"}. REST: values as sent, still percent-encoded ("abc%2F100", "a%20b"); HTTP API:
+    // percent-decoded (not '+'), the path having been decoded before matching (routing.cpp).
     std::vector<std::pair<std::string, std::string>> path_parameters;
     std::string path; // request path with any stage prefix removed, raw (not decoded)
 };
@@ -35,7 +36,9 @@ class route_table {
     explicit route_table(const config::stack& stack);
 
     // Priority per HTTP-ROUTES: exact path > {param} > {proxy+} > $default; an explicit method
-    // beats ANY; HEAD is not implied by GET. "/{proxy+}" does not match "/".
+    // beats ANY; HEAD is not implied by GET. "/{proxy+}" does not match "/". One trailing '/'
+    // is ignored ("/hello/" is served by "/hello"); REST keeps "%2F" inside a segment, HTTP
+    // APIs decode it into a separator (sources: routing.cpp).
     // nullopt when nothing matches.
     std::optional<route_match> match(std::string_view method, std::string_view raw_path) const;
 
@@ -46,8 +49,10 @@ class route_table {
     config::api_kind miss_kind(std::string_view raw_path) const;
 
     // An OPTIONS request that match() found no route for: the API whose CORS answers it
-    // (gateway/cors.hpp) — the API having a route of any method on this path and CORS settings
-    // for its resource path. `resource_path` is that route's template ("/pets/{id}").
+    // (gateway/cors.hpp) — the best route of any method on this path, by match()'s rules and
+    // stage handling, among the routes whose API has CORS settings for their resource path
+    // (cors_for); $default routes never count. `resource_path` is that route's template
+    // ("/pets/{id}"). nullopt when no such route matches.
     struct preflight_match {
         const config::api* api = nullptr;
         const config::cors_config* cors = nullptr;

@@ -130,7 +130,7 @@ TEST_CASE("1.0 REST event: keys in AWS's order, resource and requestContext", "[
     CHECK(ev["resource"] == "/pets/{id}");
     CHECK(ev["path"] == "/pets/a b"); // no stage, decoded
     CHECK(ev["httpMethod"] == "GET");
-    CHECK(ev["pathParameters"] == json{{"id", "a b"}});
+    CHECK(ev["pathParameters"] == json{{"id", "a%20b"}}); // REST: as sent (routing.cpp)
     const auto& ctx = ev["requestContext"];
     CHECK(ordered_keys(nlohmann::ordered_json::parse(text)["requestContext"].dump()) ==
           std::vector<std::string>{"accountId", "apiId", "domainName", "domainPrefix",
@@ -220,7 +220,7 @@ TEST_CASE("1.0 REST event: greedy path parameter", "[unit]") {
     fixture f;
     auto ev = f.v1(request("GET", "/files/a/b%20c", {{"Host", "h"}}));
     CHECK(ev["resource"] == "/files/{proxy+}");
-    CHECK(ev["pathParameters"]["proxy"] == "a/b c");
+    CHECK(ev["pathParameters"]["proxy"] == "a/b%20c"); // REST: as sent
     CHECK(ev["path"] == "/files/a/b c");
 }
 
@@ -286,7 +286,7 @@ TEST_CASE("2.0 event: absent values are omitted, not null", "[unit]") {
 
 TEST_CASE("2.0 event: rawPath/rawQueryString as sent, parameters decoded", "[unit]") {
     fixture f;
-    auto req = request("GET", "/v2/pets/a%2Fb?x=1&x=2&y=a+b%26c&z",
+    auto req = request("GET", "/v2/pets/a%20b?x=1&x=2&y=a+b%26c&z",
                        {{"Host", "api.example.com"}, {"User-Agent", "ua"}});
     auto text = build_event_v2(req, f.match(req), info());
     CHECK(ordered_keys(text) == std::vector<std::string>{"version", "routeKey", "rawPath",
@@ -296,19 +296,19 @@ TEST_CASE("2.0 event: rawPath/rawQueryString as sent, parameters decoded", "[uni
     auto ev = json::parse(text);
     CHECK(ev["version"] == "2.0");
     CHECK(ev["routeKey"] == "GET /v2/pets/{id}");
-    CHECK(ev["rawPath"] == "/v2/pets/a%2Fb");
+    CHECK(ev["rawPath"] == "/v2/pets/a%20b");
     CHECK(ev["rawQueryString"] == "x=1&x=2&y=a+b%26c&z");
     CHECK(ev["queryStringParameters"]["x"] == "1,2");
     CHECK(ev["queryStringParameters"]["y"] == "a b&c");
     CHECK(ev["queryStringParameters"]["z"] == "");
-    CHECK(ev["pathParameters"]["id"] == "a/b");
+    CHECK(ev["pathParameters"]["id"] == "a b");
     const auto& ctx = ev["requestContext"];
     CHECK(ctx["accountId"] == "123456789012");
     CHECK(ctx["apiId"] == api_id_for(f.stack.apis[1]));
     CHECK(ctx["domainName"] == "api.example.com");
     CHECK(ctx["domainPrefix"] == "api");
     CHECK(ctx["http"] == json{{"method", "GET"},
-                              {"path", "/v2/pets/a%2Fb"},
+                              {"path", "/v2/pets/a%20b"},
                               {"protocol", "HTTP/1.1"},
                               {"sourceIp", "192.0.2.7"},
                               {"userAgent", "ua"}});

@@ -209,34 +209,157 @@ TEST_CASE("routing: a stage URL matches the stage's routes before the bare path"
     CHECK(unstaged->path == "/a/b");
 }
 
-TEST_CASE("routing: %2F stays inside one segment, other escapes are decoded", "[unit]") {
+TEST_CASE("routing: REST keeps %2F inside one segment and passes values as sent", "[unit]") {
     config::stack s;
     s.apis = {rest_api()};
     s.routes = {route("ServerlessRestApi", "GET", "/files/{name}", "file"),
+                route("ServerlessRestApi", "GET", "/items/{id}/tags", "tags"),
                 route("ServerlessRestApi", "GET", "/a b", "space"),
-                route("ServerlessRestApi", "GET", "/c+d", "plus")};
+                route("ServerlessRestApi", "GET", "/c+d", "plus"),
+                route("ServerlessRestApi", "ANY", "/raw/{proxy+}", "raw")};
     route_table t(s);
     auto m = t.match("GET", "/files/a%2Fb");
     REQUIRE(m);
     CHECK(m->route->function == "file");
-    CHECK(m->path_parameters[0].second == "a/b");
+    // REST pathParameters stay percent-encoded (serverless/serverless#5037).
+    CHECK(m->path_parameters[0].second == "a%2Fb");
     CHECK_FALSE(t.match("GET", "/files/a/b"));
+    auto tagged = t.match("GET", "/items/abc%2F100/tags");
+    REQUIRE(tagged);
+    CHECK(tagged->route->function == "tags");
+    CHECK(tagged->path_parameters[0].second == "abc%2F100");
+    auto spaced = t.match("GET", "/files/a%20b");
+    REQUIRE(spaced);
+    CHECK(spaced->path_parameters[0].second == "a%20b");
+    // Literal resources compare decoded.
     CHECK(served_by(t, "GET", "/a%20b") == "space");
     // A literal '+' in a path stays '+' (spec §8).
     CHECK(served_by(t, "GET", "/c+d") == "plus");
     CHECK_FALSE(t.match("GET", "/c%20d"));
+    auto greedy = t.match("GET", "/raw/x%2Fy/z%20w");
+    REQUIRE(greedy);
+    CHECK(greedy->path_parameters[0].second == "x%2Fy/z%20w");
 }
 
-TEST_CASE("routing: a trailing slash is an extra empty segment (choice)", "[unit]") {
+TEST_CASE("routing: HTTP APIs decode the path before matching, %2F included", "[unit]") {
     config::stack s;
-    s.apis = {rest_api()};
-    s.routes = {route("ServerlessRestApi", "GET", "/hello", "hello"),
-                route("ServerlessRestApi", "GET", "/users/{id}", "user")};
+    s.apis = {http_api()};
+    s.routes = {route("ServerlessHttpApi", "GET", "/items/{id}", "item", "2.0"),
+                route("ServerlessHttpApi", "GET", "/items/{id}/{sub}", "sub", "2.0"),
+                route("ServerlessHttpApi", "GET", "/a b", "space", "2.0"),
+                route("ServerlessHttpApi", "ANY", "/raw/{proxy+}", "raw", "2.0")};
+    route_table t(s);
+    // "abc%2F100" is two segments once decoded.
+    auto m = t.match("GET", "/items/abc%2F100");
+    REQUIRE(m);
+    CHECK(m->route->function == "sub");
+    CHECK(m->path_parameters[0].second == "abc");
+    CHECK(m->path_parameters[1].second == "100");
+    CHECK(m->path == "/items/abc%2F100");  // as sent
+    auto spaced = t.match("GET", "/items/a%20b");
+    REQUIRE(spaced);
+    CHECK(spaced->route->function == "item");
+    CHECK(spaced->path_parameters[0].second == "a b");
+    CHECK(served_by(t, "GET", "/a%20b") == "space");
+    auto greedy = t.match("GET", "/raw/x%2Fy/z%20w");
+    REQUIRE(greedy);
+    CHECK(greedy->path_parameters[0].second == "x/y/z w");
+}
+
+TEST_CASE("routing: one trailing slash is ignored, REST and HTTP API alike", "[unit]") {
+    config::stack s;
+    s.apis = {rest_api("R", "Prod"), http_api("H", "v1")};
+    s.routes = {route("R", "GET", "/hello", "hello"), route("R", "GET", "/users/{id}", "user"),
+                route("R", "GET", "/", "root"), route("H", "GET", "/pets", "pets", "2.0"),
+                route("H", "ANY", "/h/{proxy+}", "h", "2.0")};
     route_table t(s);
     CHECK(served_by(t, "GET", "/hello") == "hello");
-    CHECK_FALSE(t.match("GET", "/hello/"));
+    auto slash = t.match("GET", "/hello/");
+    REQUIRE(slash);
+    CHECK(slash->route->function == "hello");
+    CHECK(slash->path == "/hello/");  // what the client sent
+    // Under the stage, with the stage stripped.
+    auto staged = t.match("GET", "/Prod/hello/");
+    REQUIRE(staged);
+    CHECK(staged->route->function == "hello");
+    CHECK(staged->path == "/hello/");
+    CHECK(served_by(t, "GET", "/Prod/") == "root");
+    CHECK(served_by(t, "GET", "/") == "root");
+    // "/users/" is "/users": no empty {id}.
     CHECK_FALSE(t.match("GET", "/users/"));
     CHECK_FALSE(t.match("GET", "/users//"));
+    CHECK(served_by(t, "GET", "/users/7/") == "user");
+    // Only one slash is dropped.
+    CHECK_FALSE(t.match("GET", "/hello//"));
+    // HTTP API, bare and under its named stage.
+    CHECK(served_by(t, "GET", "/pets/") == "pets");
+    auto hs = t.match("GET", "/v1/pets/");
+    REQUIRE(hs);
+    CHECK(hs->route->function == "pets");
+    CHECK(hs->path == "/pets/");
+    auto g = t.match("GET", "/h/x/");
+    REQUIRE(g);
+    CHECK(g->path_parameters[0] == std::pair<std::string, std::string>{"proxy", "x"});
+}
+
+TEST_CASE("match_preflight: the route of any method whose API has CORS for its path",
+          "[unit]") {
+    config::cors_config any;
+    any.allow_origins = {"*"};
+    config::cors_config own;
+    own.allow_origins = {"https://own.example"};
+
+    config::stack s;
+    s.apis = {rest_api("R", "Prod"), http_api("H", "v1"), rest_api("Plain", "dev")};
+    s.apis[0].path_cors["/pets/{id}"] = own;
+    s.apis[1].cors = any;
+    s.routes = {route("R", "GET", "/pets/{id}", "pet"), route("R", "POST", "/orders", "orders"),
+                route("H", "PUT", "/things/{proxy+}", "things", "2.0"),
+                route("Plain", "GET", "/plain", "plain"),
+                route("H", "ANY", "$default", "default", "2.0")};
+    route_table t(s);
+
+    auto p = t.match_preflight("/pets/7");
+    REQUIRE(p);
+    CHECK(p->api == &s.apis[0]);
+    CHECK(p->cors == &s.apis[0].path_cors.at("/pets/{id}"));
+    CHECK(p->resource_path == "/pets/{id}");
+    // Stage handling and the trailing slash as in match().
+    auto staged = t.match_preflight("/Prod/pets/7/");
+    REQUIRE(staged);
+    CHECK(staged->resource_path == "/pets/{id}");
+
+    // A REST path without settings of its own, in an API without API-wide CORS.
+    CHECK_FALSE(t.match_preflight("/orders"));
+    CHECK_FALSE(t.match_preflight("/plain"));
+    CHECK_FALSE(t.match_preflight("/dev/plain"));
+
+    auto h = t.match_preflight("/v1/things/a/b");
+    REQUIRE(h);
+    CHECK(h->api == &s.apis[1]);
+    CHECK(h->cors == &*s.apis[1].cors);
+    CHECK(h->resource_path == "/things/{proxy+}");
+    // $default never counts, so a path no route template matches has no preflight answer.
+    CHECK_FALSE(t.match_preflight("/nowhere"));
+    CHECK_FALSE(t.match_preflight("/v1/nowhere"));
+}
+
+TEST_CASE("match_preflight: match()'s priority among the routes with CORS", "[unit]") {
+    config::cors_config cors;
+    cors.allow_origins = {"*"};
+    config::stack s;
+    s.apis = {rest_api("R", "Prod")};
+    s.apis[0].path_cors["/{proxy+}"] = cors;
+    s.apis[0].path_cors["/pets/{id}"] = cors;
+    s.apis[0].path_cors["/pets/dog"] = cors;
+    s.routes = {route("R", "ANY", "/{proxy+}", "proxy"), route("R", "GET", "/pets/{id}", "pet"),
+                route("R", "GET", "/pets/dog", "dog"), route("R", "GET", "/bare/x", "bare")};
+    route_table t(s);
+    CHECK(t.match_preflight("/pets/dog")->resource_path == "/pets/dog");
+    CHECK(t.match_preflight("/pets/cat")->resource_path == "/pets/{id}");
+    CHECK(t.match_preflight("/zoo/a/b")->resource_path == "/{proxy+}");
+    // "/bare/x" has no CORS of its own: the greedy resource's OPTIONS answers it.
+    CHECK(t.match_preflight("/bare/x")->resource_path == "/{proxy+}");
 }
 
 TEST_CASE("routing: $default only when nothing else matches, for any method", "[unit]") {
