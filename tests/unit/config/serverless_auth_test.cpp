@@ -654,3 +654,33 @@ functions:
     CHECK(any_contains(s.warnings, "provider.apiKeys: ignored, as serverless v3 ignores it"));
     CHECK(any_contains(s.warnings, "provider.usagePlan: ignored"));
 }
+
+TEST_CASE("serverless httpApi functionArn: !GetAtt of a function, or an outside function left "
+          "unguarded with a warning",
+          "[unit]") {
+    temp_app app;
+    const auto s = app.serverless(head + R"(  httpApi:
+    authorizers:
+      local:
+        type: request
+        functionArn: !GetAtt AuthLambdaFunction.Arn
+      remote:
+        type: request
+        functionArn: arn:aws:lambda:us-east-1:123456789012:function:elsewhere
+functions:
+  auth: {handler: auth.handler}
+  hello:
+    handler: hello.handler
+    events:
+      - httpApi: {method: get, path: /a, authorizer: local}
+      - httpApi: {method: get, path: /b, authorizer: remote}
+)");
+    const auto& http = api_of(s, "HttpApi");
+    REQUIRE(http.authorizers.size() == 1);
+    CHECK(http.authorizers[0].name == "local");
+    CHECK(http.authorizers[0].function == "auth");
+    CHECK(route_at(s, "GET", "/a").authorizer == "local");
+    CHECK(route_at(s, "GET", "/b").authorizer.empty());
+    CHECK(any_contains(s.warnings, "provider.httpApi.authorizers.remote.functionArn: authorizer "
+                                   "remote is not a function of this service"));
+}
