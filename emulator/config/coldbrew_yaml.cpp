@@ -873,6 +873,93 @@ void parse_runtimes(const ynode& v, coldbrew_file& out) {
     }
 }
 
+// ---- api_keys: and authorizers: ---------------------------------------------------------
+
+// `api_keys: {partner: "a-key-of-twenty-chars+"}` or `{partner: {value: …, enabled: false}}`.
+// A value must be at least 20 characters, as API Gateway requires of one (CreateApiKey; CDK
+// ApiKeyOptions.value: "Must be at least 20 characters long").
+void parse_api_keys(const ynode& v, coldbrew_file& out) {
+    if (v.is_null()) return;
+    expect_map(v, "api_keys");
+    auto read_value = [](const ynode& n, const std::string& path) {
+        const std::string& text = expect_string(n, path);
+        if (text.size() < 20)
+            fail(n, path + ": an API key value must be at least 20 characters, got " +
+                        std::to_string(text.size()));
+        return text;
+    };
+    for (const auto& m : v.members) {
+        coldbrew_file::api_key_setting k;
+        k.name = m.key;
+        k.where = m.key_where;
+        k.path = join_path(v.path, m.key);
+        if (m.key.empty()) fail_key(m, k.path, "an API key name must not be empty");
+        if (m.value.is_map()) {
+            static constexpr std::array<std::string_view, 2> keys = {"value", "enabled"};
+            for (const auto& f : m.value.members) {
+                const std::string path = join_path(k.path, f.key);
+                if (f.key == "value") {
+                    if (!f.value.is_null()) k.value = read_value(f.value, path);
+                } else if (f.key == "enabled") {
+                    k.enabled = read_bool(f.value, path);
+                } else {
+                    fail_key(f, path,
+                             "unknown key '" + f.key + "'" + did_you_mean(f.key, keys) +
+                                 "; allowed here: value, enabled");
+                }
+            }
+        } else if (!m.value.is_null()) {
+            k.value = read_value(m.value, k.path);
+        }
+        out.api_keys.push_back(std::move(k));
+    }
+}
+
+// `authorizers: {cognito: {jwks: keys/jwks.json}}`: the keys a JWT authorizer verifies
+// tokens with, from a file (relative to coldbrew.yaml's directory; it must exist) or an
+// http:// or https:// URL, in place of the issuer's discovery document.
+void parse_authorizers(const ynode& v, coldbrew_file& out) {
+    if (v.is_null()) return;
+    expect_map(v, "authorizers");
+    for (const auto& m : v.members) {
+        coldbrew_file::authorizer_setting a;
+        a.name = m.key;
+        a.where = m.key_where;
+        a.path = join_path(v.path, m.key);
+        const ynode& def = expect_map(m.value, a.path);
+        static constexpr std::array<std::string_view, 1> keys = {"jwks"};
+        const ynode* jwks = nullptr;
+        for (const auto& f : def.members) {
+            if (f.key != "jwks")
+                fail_key(f, join_path(a.path, f.key),
+                         "unknown key '" + f.key + "'" + did_you_mean(f.key, keys) +
+                             "; allowed here: jwks");
+            jwks = &f.value;
+        }
+        if (!jwks) fail_key(m, a.path, "authorizers." + m.key + " needs jwks (a file or URL)");
+        const std::string path = join_path(a.path, "jwks");
+        const std::string& text = expect_string(*jwks, path);
+        if (text.empty()) fail(*jwks, path + " must not be empty");
+        a.jwks_where = jwks->where;
+        if (text.rfind("http://", 0) == 0 || text.rfind("https://", 0) == 0) {
+            const auto host = text.find("//") + 2;
+            if (host >= text.size() || text.find_first_of("/?#", host) == host)
+                fail(*jwks, path + ": '" + text + "' has no host");
+            a.jwks = text;
+        } else if (text.find("://") != std::string::npos) {
+            fail(*jwks, path + ": only http:// and https:// URLs can be fetched, got '" + text + "'");
+        } else {
+            const auto p = local_path(*jwks, out, path);
+            std::error_code ec;
+            if (!std::filesystem::exists(p, ec)) fail(*jwks, path + ": " + p.string() + " does not exist");
+            if (!std::filesystem::is_regular_file(p, ec))
+                fail(*jwks, path + ": " + p.string() + " is not a regular file");
+            a.jwks = p.string();
+        }
+        out.authorizers.push_back(std::move(a));
+    }
+}
+
 // ---- top level -------------------------------------------------------------------------
 
 constexpr field<coldbrew_file> top_level[] = {
@@ -967,6 +1054,8 @@ constexpr field<coldbrew_file> top_level[] = {
     {"runtimes", parse_runtimes},
     {"memory", [](const ynode& v,
                   coldbrew_file& out) { parse_section<coldbrew_file>(v, memory_fields, out); }},
+    {"api_keys", parse_api_keys},
+    {"authorizers", parse_authorizers},
 };
 
 std::string position_text(const source_location& where) {
@@ -1073,6 +1162,72 @@ void apply_dependencies(const coldbrew_file& file, stack& out) {
     }
 }
 
+// coldbrew.yaml api_keys: a key the template declares takes the value and state given; a
+// new one goes into the plan "coldbrew.yaml" (no limits), which covers every REST API with a
+// key-required route.
+void apply_api_keys(const coldbrew_file& file, stack& out) {
+    for (const auto& s : file.api_keys) {
+        auto k = std::find_if(out.api_keys.begin(), out.api_keys.end(),
+                              [&](const api_key& x) { return x.name == s.name; });
+        if (k == out.api_keys.end()) {
+            api_key added;
+            added.name = s.name;
+            added.where = s.where;
+            out.api_keys.push_back(std::move(added));
+            k = out.api_keys.end() - 1;
+            auto plan = std::find_if(out.usage_plans.begin(), out.usage_plans.end(),
+                                     [](const usage_plan& p) { return p.name == "coldbrew.yaml"; });
+            if (plan == out.usage_plans.end()) {
+                usage_plan p;
+                p.name = "coldbrew.yaml";
+                p.where = s.where;
+                for (const auto& a : out.apis) {
+                    if (a.kind != api_kind::rest) continue;
+                    if (std::any_of(out.routes.begin(), out.routes.end(), [&](const route& r) {
+                            return r.api_id == a.id && r.api_key_required;
+                        }))
+                        p.api_ids.push_back(a.id);
+                }
+                out.usage_plans.push_back(std::move(p));
+                plan = out.usage_plans.end() - 1;
+            }
+            plan->keys.push_back(s.name);
+        }
+        if (s.value) k->value = *s.value;
+        if (s.enabled) k->enabled = *s.enabled;
+    }
+}
+
+// coldbrew.yaml authorizers: jwks for every JWT authorizer of that name, in any API.
+void apply_authorizers(const coldbrew_file& file, stack& out) {
+    for (const auto& s : file.authorizers) {
+        bool found = false;
+        std::vector<std::string> names;
+        for (auto& a : out.apis) {
+            for (auto& z : a.authorizers) {
+                if (z.kind != authorizer::type::jwt) continue;
+                if (std::find(names.begin(), names.end(), z.name) == names.end())
+                    names.push_back(z.name);
+                if (z.name != s.name) continue;
+                z.jwks = s.jwks;
+                z.jwks_where = s.jwks_where;
+                found = true;
+            }
+        }
+        if (found) continue;
+        const auto best = closest_match(s.name, names);
+        std::string known;
+        for (const auto& n : names)
+            known += (known.empty() ? "" : ", ") + n;
+        throw config_error(s.where, s.path,
+                           "no JWT authorizer named '" + s.name + "' in " +
+                               out.template_file.filename().string() +
+                               (best ? " (did you mean '" + *best + "'?)" : std::string()) +
+                               (names.empty() ? "; it declares none"
+                                              : "; JWT authorizers: " + known));
+    }
+}
+
 } // namespace
 
 coldbrew_file parse_coldbrew_file(const ynode& root, const std::filesystem::path& dir) {
@@ -1163,6 +1318,8 @@ void apply_coldbrew_file(const coldbrew_file& file, stack& out) {
             r.integration_timeout_ms = *file.integration_timeout_ms;
     }
     apply_dependencies(file, out);
+    apply_api_keys(file, out);
+    apply_authorizers(file, out);
 }
 
 } // namespace coldbrew::config::detail

@@ -68,6 +68,23 @@ struct coldbrew_file {
     std::optional<std::int64_t> integration_timeout_ms; // gateway.integration_timeout_ms
     source_location integration_timeout_where;
     std::vector<dependency_source> dependency_sources;  // parallel to values.dependencies
+    // `api_keys: {<name>: value | {value, enabled}}`, in file order.
+    struct api_key_setting {
+        std::string name;
+        std::optional<std::string> value;
+        std::optional<bool> enabled;
+        source_location where;  // its key
+        std::string path;       // "api_keys.partner"
+    };
+    std::vector<api_key_setting> api_keys;
+    // `authorizers: {<name>: {jwks: path or URL}}`; jwks is absolute or an http(s) URL.
+    struct authorizer_setting {
+        std::string name;
+        std::string jwks;
+        source_location where, jwks_where;  // its key, its jwks value
+        std::string path;                   // "authorizers.cognito"
+    };
+    std::vector<authorizer_setting> authorizers;
 };
 
 // Parses the document; unknown keys are errors ("did you mean" included). An empty document

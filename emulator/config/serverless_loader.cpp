@@ -260,12 +260,6 @@ bool is_literal_fallback(const std::string& s) {
     return digits;
 }
 
-// `cors: true` or a cors map asks for CORS handling; `cors: false` and an empty value do not.
-bool cors_enabled(const ynode& cors) {
-    if (cors.is_null()) return false;
-    return !(cors.is_scalar() && (cors.text == "false" || cors.text == "False"));
-}
-
 // serverless' getLambdaLayerLogicalId: "my-layer" → "MyDashlayerLambdaLayer".
 std::string layer_logical_id(const std::string& name) {
     std::string out;
@@ -281,6 +275,109 @@ std::string layer_logical_id(const std::string& name) {
     if (!out.empty()) out[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[0])));
     return out + "LambdaLayer";
 }
+
+// ---- authorizers, CORS, API keys (serverless v3 lib/plugins/aws/package/compile/events/) ----
+
+std::string lower(std::string s) {
+    for (auto& c : s)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+// serverless.yml booleans as its schema takes them: unquoted true / false.
+bool read_flag(const ynode& v, const std::string& what) {
+    if (v.is_scalar() && !v.quoted) {
+        if (v.text == "true" || v.text == "True" || v.text == "TRUE") return true;
+        if (v.text == "false" || v.text == "False" || v.text == "FALSE") return false;
+    }
+    fail(v, what + " must be true or false, got " +
+                (v.is_scalar() ? "'" + v.text + "'" : std::string("a ") +
+                                                          (v.is_map() ? "mapping" : "list")));
+}
+
+// A string, or a list of strings (serverless' toSet for HTTP API lists, a string for one).
+std::vector<std::string> read_strings(const ynode& v, const std::string& what) {
+    std::vector<std::string> out;
+    if (v.is_sequence()) {
+        for (const auto& item : v.items)
+            out.push_back(expect_string(item, what));
+    } else {
+        out.push_back(expect_string(v, what));
+    }
+    return out;
+}
+
+// Appends the items of `add` not in `to` yet (a JavaScript Set's insertion order).
+void add_unique(std::vector<std::string>& to, const std::vector<std::string>& add) {
+    for (const auto& x : add)
+        if (std::find(to.begin(), to.end(), x) == to.end()) to.push_back(x);
+}
+
+// serverless' getNormalizedFunctionName + "LambdaFunction": the function's CloudFormation id,
+// which `Fn::GetAtt: [HelloLambdaFunction, Arn]` names.
+std::string lambda_logical_id(const std::string& key) {
+    std::string out;
+    for (char c : key) {
+        if (c == '-') {
+            out += "Dash";
+        } else if (c == '_') {
+            out += "Underscore";
+        } else {
+            out += c;
+        }
+    }
+    if (!out.empty()) out[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[0])));
+    return out + "LambdaFunction";
+}
+
+// naming.js extractAuthorizerNameFromArn: the last '-' part of the ARN's last ':' part
+// ("arn:…:function:shop-dev-auth" → "auth").
+std::string authorizer_name_from_arn(const std::string& arn) {
+    const std::string last = arn.substr(arn.rfind(':') + 1);
+    return last.substr(last.rfind('-') + 1);
+}
+
+// The function name in a Lambda ARN ("arn:aws:lambda:r:a:function:NAME[:alias]"), or "".
+std::string function_name_in_arn(const std::string& arn) {
+    const auto at = arn.find(":function:");
+    if (at == std::string::npos) return "";
+    const std::string rest = arn.substr(at + 10);
+    return rest.substr(0, rest.find(':'));
+}
+
+// The REST `http` event's `cors` headers when it names none (validate.js getCors).
+const std::vector<std::string> rest_default_cors_headers = {
+    "Content-Type",         "X-Amz-Date",       "Authorization",  "X-Api-Key",
+    "X-Amz-Security-Token", "X-Amz-User-Agent", "X-Amzn-Trace-Id"};
+// provider.httpApi.cors: true's headers (http-api.js defaultCors): the same seven.
+const std::vector<std::string>& http_default_cors_headers = rest_default_cors_headers;
+// What ANY stands for in an Access-Control-Allow-Methods list: cors.js replaces it with these
+// (REST); http-api.js adds every method it allows but ANY, in its order (HTTP API).
+const std::vector<std::string> rest_any_methods = {"DELETE", "GET",  "HEAD", "PATCH",
+                                                   "POST",   "PUT"};
+const std::vector<std::string> http_any_methods = {"GET",     "POST", "PUT",   "PATCH",
+                                                   "OPTIONS", "HEAD", "DELETE"};
+
+constexpr std::array<std::string_view, 11> rest_authorizer_keys = {
+    "name",   "arn",          "resultTtlInSeconds", "identitySource", "identityValidationExpression",
+    "type",   "authorizerId", "claims",             "scopes",         "managedExternally",
+    "logicalId"};
+constexpr std::array<std::string_view, 7> rest_cors_keys = {
+    "origin", "origins", "headers", "methods", "allowCredentials", "maxAge", "cacheControl"};
+constexpr std::array<std::string_view, 4> http_event_authorizer_keys = {"name", "scopes", "id",
+                                                                        "type"};
+constexpr std::array<std::string_view, 12> http_authorizer_keys = {
+    "type",         "name",           "identitySource", "issuerUrl",
+    "audience",     "functionName",   "functionArn",    "managedExternally",
+    "resultTtlInSeconds", "enableSimpleResponses", "payloadVersion", "id"};
+constexpr std::array<std::string_view, 6> http_cors_keys = {
+    "allowedOrigins", "allowedHeaders", "allowedMethods", "allowCredentials",
+    "exposedResponseHeaders", "maxAge"};
+constexpr std::array<std::string_view, 5> api_key_keys = {"name", "value", "description",
+                                                          "customerId", "enabled"};
+constexpr std::array<std::string_view, 2> usage_plan_keys = {"quota", "throttle"};
+constexpr std::array<std::string_view, 3> quota_keys = {"limit", "offset", "period"};
+constexpr std::array<std::string_view, 2> throttle_keys = {"burstLimit", "rateLimit"};
 
 // Resolves serverless variables: ${self:…}, ${opt:stage}, ${env:…}, ${sls:stage},
 // ${aws:region|accountId}, ${param:…}, ${file(…):…}, with fallbacks (`, 'literal'`,
@@ -591,6 +688,43 @@ class serverless_loader {
     std::vector<std::string> package_patterns(const package_section* fn) const;
     package_section service_package_;
 
+    // Authorization, CORS and API keys (serverless v3 lib/plugins/aws/package/compile/events/
+    // api-gateway/lib/{validate,authorizers,cors,api-keys,usage-plan,usage-plan-keys}.js and
+    // http-api.js). The name a REST route's authorizer goes by, "" when coldbrew does not
+    // check it (AWS_IAM, Cognito, an authorizer managed elsewhere; each warned about).
+    std::string read_rest_authorizer(const ymember& key);
+    void read_rest_cors(const ynode& cors, const std::string& path, const std::string& method);
+    void read_http_api(const ynode& http);
+    void read_http_authorizer(const ymember& entry);
+    void read_http_event_authorizer(const ymember& key, route& r);
+    void read_api_keys(const ynode& gateway);
+    void read_usage_plan(const ynode& def, usage_plan& plan);
+    void resolve_authorizer_arns();
+    void finish_apis(api& a);
+
+    std::vector<authorizer> rest_authorizers_, http_authorizers_;
+    // Authorizers given by ARN: which function of this service the ARN names, once all are read.
+    struct arn_target {
+        api_kind kind;
+        std::string authorizer;     // authorizer::name
+        std::string function_name;  // the ARN's function name ("" for Fn::GetAtt)
+        std::string logical_id;     // Fn::GetAtt's resource ("" for a text ARN)
+        ynode at;
+    };
+    std::vector<arn_target> arn_targets_;
+    // REST CORS merged per resource path as validate.js merges the events of one path.
+    struct cors_merge {
+        std::vector<std::string> headers, methods, origins;
+        std::optional<std::string> origin;
+        bool allow_credentials = false;
+        std::optional<int> max_age_s;
+        source_location where;
+    };
+    std::map<std::string, cors_merge> rest_cors_;
+    std::optional<cors_config> http_cors_;
+    bool http_cors_fill_methods_ = false;
+    std::string api_key_source_ = "HEADER";
+
     const ynode& root_;
     stack& out_;
     std::filesystem::path service_dir_;
@@ -640,10 +774,7 @@ void serverless_loader::run() {
     out_.settings.region = vars_.region();
 
     if (auto http = vars_.get(provider_, "httpApi")) {
-        if (const ymember* cors = expect_map(*http, "provider.httpApi").find_member("cors")) {
-            if (cors_enabled(cors->value))
-                warn_cors_not_emulated(*cors, cors->value.path, out_.warnings);
-        }
+        read_http_api(expect_map(*http, "provider.httpApi"));
         if (auto payload = vars_.get(&expect_map(*http, "provider.httpApi"), "payload")) {
             http_payload_ = expect_string(*payload, "provider.httpApi.payload");
             if (http_payload_ != "1.0" && http_payload_ != "2.0") {
@@ -674,7 +805,18 @@ void serverless_loader::run() {
                 binary_types.push_back(expect_string(t, "media type"));
             }
         }
+        read_api_keys(*gw);
     }
+    // serverless v3 reads keys and plans under provider.apiGateway only (api-keys.js,
+    // usage-plan.js); the v1 places are ignored by it, so they are here.
+    for (std::string_view key : {"apiKeys", "usagePlan"}) {
+        if (const ymember* m = provider_->find_member(key)) {
+            out_.warnings.push_back(warning_key_text(
+                *m, join_path(provider_->path, key),
+                "ignored, as serverless v3 ignores it: use provider.apiGateway." + std::string(key)));
+        }
+    }
+    resolve_authorizer_arns();
     for (const auto& [id, kind] :
          {std::pair{rest_api_id, api_kind::rest}, std::pair{http_api_id, api_kind::http}}) {
         auto found = implicit_api(out_.routes, id, kind);
@@ -682,7 +824,24 @@ void serverless_loader::run() {
         api& a = *found;
         a.stage = kind == api_kind::rest ? stage_ : "$default";
         if (kind == api_kind::rest) a.binary_media_types = binary_types;
+        finish_apis(a);
         out_.apis.push_back(std::move(a));
+    }
+    // One usage plan covers the stage of the service's REST API (usage-plan.js ApiStages).
+    if (std::any_of(out_.apis.begin(), out_.apis.end(),
+                    [](const api& a) { return a.id == rest_api_id; })) {
+        for (auto& plan : out_.usage_plans)
+            plan.api_ids.push_back(std::string(rest_api_id));
+    }
+    // API Gateway answers 403 to every request of a key-required method no key can pass.
+    if (out_.api_keys.empty()) {
+        for (const auto& r : out_.routes) {
+            if (!r.api_key_required) continue;
+            out_.warnings.push_back(format_config_error(
+                r.where, "", "private: true but provider.apiGateway.apiKeys declares no key: "
+                             "every request gets 403 unless coldbrew.yaml api_keys adds one"));
+            break;
+        }
     }
 }
 
@@ -930,6 +1089,7 @@ void serverless_loader::read_events(const function& fn, const ynode& events) {
 
         std::string method, path;
         const ynode* path_at = &spec;
+        const ynode* cors = nullptr;
         if (spec.is_scalar()) {
             const std::string text = trim(spec.text);
             if (kind == api_kind::http && text == "*") {
@@ -954,11 +1114,18 @@ void serverless_loader::read_events(const function& fn, const ynode& events) {
                                   ? std::span<const std::string_view>(http_event_keys)
                                   : std::span<const std::string_view>(http_api_event_keys),
                               out_.warnings);
-            if (const ymember* cors = spec.find_member("cors"); cors && cors_enabled(cors->value))
-                warn_cors_not_emulated(*cors, cors->value.path, out_.warnings);
             if (const ymember* auth = spec.find_member("authorizer");
-                auth && !auth->value.is_null())
-                warn_auth_not_emulated(*auth, auth->value.path, out_.warnings);
+                auth && !auth->value.is_null()) {
+                if (kind == api_kind::rest) {
+                    r.authorizer = read_rest_authorizer(*auth);
+                } else {
+                    read_http_event_authorizer(*auth, r);
+                }
+            }
+            if (const ynode* priv = spec.find("private");
+                kind == api_kind::rest && priv && !priv->is_null())
+                r.api_key_required = read_flag(*priv, "private");
+            if (kind == api_kind::rest) cors = spec.find("cors");
             const ynode* p = spec.find("path");
             const ynode* mt = spec.find("method");
             if (!p) {
@@ -997,9 +1164,575 @@ void serverless_loader::read_events(const function& fn, const ynode& events) {
             path = "$default";
         }
         check_route_path(*path_at, path, kind);
+        if (cors) read_rest_cors(*cors, path, method);
         r.method = method;
         r.path = path;
         add_route(out_.routes, std::move(r), kind, spec);
+    }
+}
+
+
+// ---- authorizers -----------------------------------------------------------------------
+
+// An http event's `authorizer` (validate.js getAuthorizer, authorizers.js): a function key of
+// this service, an ARN, `aws_iam`, or a map {name | arn, type: token (default) | request |
+// cognito_user_pools | aws_iam, resultTtlInSeconds (default 300), identitySource (default
+// method.request.header.Authorization, none for a REQUEST authorizer with TTL 0),
+// identityValidationExpression, authorizerId (an authorizer managed elsewhere)}.
+std::string serverless_loader::read_rest_authorizer(const ymember& key) {
+    const ynode& v = key.value;
+    const std::string& path = v.path;
+    auto unchecked = [&](const std::string& what) {
+        out_.warnings.push_back(warning_key_text(
+            key, path, what + " is not checked locally: requests reach the function unauthenticated"));
+        return std::string();
+    };
+    authorizer a;
+    a.where = v.where;
+    std::string type = "token";
+    std::optional<ynode> arn;
+    if (v.is_scalar()) {
+        const std::string& text = expect_string(v, "authorizer");
+        if (text.empty()) fail(v, "authorizer must not be empty");
+        if (lower(text) == "aws_iam") return unchecked("AWS_IAM authorization");
+        if (text.find(':') == std::string::npos) {
+            a.name = a.function = text;
+        } else {
+            arn = v;
+            a.name = authorizer_name_from_arn(text);
+        }
+    } else {
+        expect_map(v, "authorizer");
+        warn_unknown_keys(v, rest_authorizer_keys, out_.warnings);
+        if (const ynode* t = v.find("type"); t && !t->is_null()) {
+            type = lower(expect_string(*t, "authorizer.type"));
+            static constexpr std::array<std::string_view, 5> types = {
+                "token", "request", "cognito_user_pools", "aws_iam", "custom"};
+            if (std::find(types.begin(), types.end(), type) == types.end())
+                fail(*t, "authorizer type must be token, request, cognito_user_pools or aws_iam, "
+                         "got '" + t->text + "'" + value_hint(type, types));
+        }
+        if (const ynode* id = v.find("authorizerId"); id && !id->is_null())
+            return unchecked("the authorizer managed outside this service (authorizerId)");
+        if (type == "aws_iam") return unchecked("AWS_IAM authorization");
+        if (type == "custom") fail(v, "authorizer type custom needs an authorizerId");
+        const ynode* name = v.find("name");
+        if (name && !name->is_null()) {
+            a.name = expect_string(*name, "authorizer.name");
+            if (a.name.empty()) fail(*name, "authorizer.name must not be empty");
+        }
+        if (const ynode* n = v.find("arn"); n && !n->is_null()) {
+            arn = *n;
+            if (a.name.empty()) {
+                if (!n->is_scalar() || !n->tag.empty())
+                    fail(v, "an authorizer whose arn is not a plain ARN needs a name");
+                a.name = authorizer_name_from_arn(n->text);
+            }
+        } else if (!a.name.empty()) {
+            a.function = a.name;
+        } else {
+            fail(v, "authorizer needs a name (a function of this service) or an arn");
+        }
+        if (const ynode* ttl = v.find("resultTtlInSeconds"); ttl && !ttl->is_null())
+            a.result_ttl_s = static_cast<int>(expect_int(*ttl, 0, 3600, "resultTtlInSeconds"));
+        // IdentitySource is one string; a REQUEST authorizer lists its sources with commas.
+        if (const ynode* src = v.find("identitySource"); src && !src->is_null()) {
+            const std::string& text = expect_string(*src, "identitySource");
+            std::size_t start = 0;
+            while (start <= text.size()) {
+                const auto comma = text.find(',', start);
+                const std::string part =
+                    trim(text.substr(start, comma == std::string::npos ? std::string::npos
+                                                                       : comma - start));
+                if (!part.empty()) a.identity_sources.push_back(part);
+                if (comma == std::string::npos) break;
+                start = comma + 1;
+            }
+            if (a.identity_sources.empty()) fail(*src, "identitySource must not be empty");
+        }
+        if (const ynode* e = v.find("identityValidationExpression"); e && !e->is_null())
+            a.validation_expression = expect_string(*e, "identityValidationExpression");
+    }
+    const bool cognito_arn = arn && arn->is_scalar() && arn->text.find(":cognito-idp:") != std::string::npos;
+    if (type == "cognito_user_pools" || cognito_arn)
+        return unchecked("the Cognito user pool authorizer " + a.name);
+    a.kind = type == "request" ? authorizer::type::request : authorizer::type::token;
+    if (a.identity_sources.empty() && !(a.kind == authorizer::type::request && a.result_ttl_s == 0))
+        a.identity_sources.push_back("method.request.header.Authorization");
+    if (arn) {
+        arn_target t{api_kind::rest, a.name, "", "", *arn};
+        if (arn->is_scalar() && arn->tag == "!GetAtt") {
+            t.logical_id = arn->text.substr(0, arn->text.find('.'));
+        } else if (const ynode* get = arn->is_map() ? arn->find("Fn::GetAtt") : nullptr;
+                   get && get->is_sequence() && !get->items.empty() && get->items[0].is_scalar()) {
+            t.logical_id = get->items[0].text;
+        } else if (arn->is_scalar()) {
+            t.function_name = function_name_in_arn(arn->text);
+        }
+        arn_targets_.push_back(std::move(t));
+    }
+    // One authorizer resource per name (authorizers.js merges by logical id): the last
+    // definition of a name wins.
+    auto same = std::find_if(rest_authorizers_.begin(), rest_authorizers_.end(),
+                             [&](const authorizer& x) { return x.name == a.name; });
+    const std::string name = a.name;
+    if (same != rest_authorizers_.end()) {
+        *same = std::move(a);
+    } else {
+        rest_authorizers_.push_back(std::move(a));
+    }
+    return name;
+}
+
+// An authorizer given by ARN runs locally when the ARN names a function of this service
+// (its deployed name, or Fn::GetAtt of its CloudFormation id); otherwise it cannot be called
+// and its routes go unguarded, with a warning.
+void serverless_loader::resolve_authorizer_arns() {
+    for (const auto& t : arn_targets_) {
+        auto fn = std::find_if(out_.functions.begin(), out_.functions.end(), [&](const function& f) {
+            return (!t.function_name.empty() && f.function_name == t.function_name) ||
+                   (!t.logical_id.empty() && lambda_logical_id(f.name) == t.logical_id);
+        });
+        auto& list = t.kind == api_kind::rest ? rest_authorizers_ : http_authorizers_;
+        auto a = std::find_if(list.begin(), list.end(),
+                              [&](const authorizer& x) { return x.name == t.authorizer; });
+        if (a == list.end()) continue;
+        if (fn != out_.functions.end()) {
+            a->function = fn->name;
+            continue;
+        }
+        out_.warnings.push_back(warning_text(
+            t.at, "authorizer " + t.authorizer +
+                      " is not a function of this service and cannot be called locally: "
+                      "requests to its routes reach the function unauthenticated"));
+        list.erase(a);
+        const std::string_view api_id = t.kind == api_kind::rest ? rest_api_id : http_api_id;
+        for (auto& r : out_.routes)
+            if (r.api_id == api_id && r.authorizer == t.authorizer) r.authorizer.clear();
+    }
+}
+
+// ---- REST CORS -------------------------------------------------------------------------
+
+// An http event's `cors` (validate.js getCors): true gives origin '*', the seven default
+// headers, OPTIONS and the event's method, no credentials; a map replaces what it names (origin,
+// origins, headers, methods, allowCredentials, maxAge), OPTIONS and the event's method being
+// added to its methods. The events of one path merge: headers, methods and origins united (the
+// later event's first), origin and maxAge from the last event that sets them, credentials
+// allowed when any event allows them.
+void serverless_loader::read_rest_cors(const ynode& cors, const std::string& path,
+                                       const std::string& method) {
+    if (cors.is_null()) return;
+    if (cors.is_scalar() && !read_flag(cors, "cors")) return;
+    cors_merge ev;
+    ev.origin = "*";
+    ev.headers = rest_default_cors_headers;
+    ev.methods = {"OPTIONS"};
+    if (cors.is_map()) {
+        warn_unknown_keys(cors, rest_cors_keys, out_.warnings);
+        if (const ynode* o = cors.find("origins"); o && !o->is_null()) {
+            ev.origin.reset();
+            for (const auto& item : expect_sequence(*o, "cors.origins").items)
+                ev.origins.push_back(expect_string(item, "cors.origins"));
+        }
+        if (const ynode* o = cors.find("origin"); o && !o->is_null())
+            ev.origin = expect_string(*o, "cors.origin");
+        if (const ynode* h = cors.find("headers"); h && !h->is_null())
+            ev.headers = read_strings(*h, "cors.headers");
+        if (const ynode* m = cors.find("methods"); m && !m->is_null()) {
+            ev.methods.clear();
+            for (const auto& item : expect_sequence(*m, "cors.methods").items)
+                add_unique(ev.methods, {read_method(item)});
+            add_unique(ev.methods, {"OPTIONS"});
+        }
+        if (const ynode* c = cors.find("allowCredentials"); c && !c->is_null())
+            ev.allow_credentials = read_flag(*c, "cors.allowCredentials");
+        if (const ynode* a = cors.find("maxAge"); a && !a->is_null())
+            ev.max_age_s = static_cast<int>(expect_int(*a, 1, 2147483647, "cors.maxAge"));
+        if (const ymember* cc = cors.find_member("cacheControl")) {
+            out_.warnings.push_back(warning_key_text(
+                *cc, join_path(cors.path, "cacheControl"),
+                "ignored: the generated OPTIONS answer carries no Cache-Control locally"));
+        }
+    }
+    add_unique(ev.methods, {method});
+
+    auto [it, fresh] = rest_cors_.try_emplace(path);
+    cors_merge& merged = it->second;
+    if (fresh) merged.where = cors.where;
+    auto unite = [](const std::vector<std::string>& first, const std::vector<std::string>& then) {
+        std::vector<std::string> out;
+        add_unique(out, first);
+        add_unique(out, then);
+        return out;
+    };
+    merged.headers = unite(ev.headers, merged.headers);
+    merged.methods = unite(ev.methods, merged.methods);
+    merged.origins = unite(ev.origins, merged.origins);
+    merged.origin = ev.origin;
+    merged.allow_credentials = merged.allow_credentials || ev.allow_credentials;
+    if (ev.max_age_s) merged.max_age_s = ev.max_age_s;
+}
+
+// The REST API's path_cors and the HTTP API's cors, authorizers and key source, once every
+// event is read.
+void serverless_loader::finish_apis(api& a) {
+    if (a.kind == api_kind::rest) {
+        a.authorizers = rest_authorizers_;
+        a.api_key_source = api_key_source_;
+        for (const auto& [path, m] : rest_cors_) {
+            cors_config c;
+            c.where = m.where;
+            // cors.js: an origin with commas is a list; with a list, the first origin is the
+            // static answer and the mock echoes a request Origin matching one of them.
+            std::vector<std::string> origins = m.origins;
+            if (m.origin && m.origin->find(',') != std::string::npos) {
+                origins.clear();
+                std::size_t start = 0;
+                while (true) {
+                    const auto comma = m.origin->find(',', start);
+                    origins.push_back(trim(m.origin->substr(
+                        start, comma == std::string::npos ? std::string::npos : comma - start)));
+                    if (comma == std::string::npos) break;
+                    start = comma + 1;
+                }
+            }
+            c.allow_origins = !origins.empty() ? origins : std::vector<std::string>{m.origin.value_or("*")};
+            for (const auto& method : m.methods)
+                add_unique(c.allow_methods, method == "ANY" ? rest_any_methods
+                                                             : std::vector<std::string>{method});
+            c.allow_headers = m.headers;
+            c.allow_credentials = m.allow_credentials;
+            c.max_age_s = m.max_age_s;
+            a.path_cors[path] = std::move(c);
+        }
+    } else {
+        a.authorizers = http_authorizers_;
+        if (http_cors_) {
+            cors_config c = *http_cors_;
+            // http-api.js: without allowedMethods, OPTIONS and the method of every route.
+            if (http_cors_fill_methods_) {
+                c.allow_methods = {"OPTIONS"};
+                for (const auto& r : out_.routes) {
+                    if (r.api_id != http_api_id) continue;
+                    add_unique(c.allow_methods, r.method == "ANY" ? http_any_methods
+                                                                  : std::vector<std::string>{r.method});
+                }
+            }
+            a.cors = std::move(c);
+        }
+    }
+}
+
+// ---- HTTP API --------------------------------------------------------------------------
+
+// provider.httpApi: `authorizers` and `cors` (http-api.js resolveConfiguration).
+void serverless_loader::read_http_api(const ynode& http) {
+    if (const ynode* auths = http.find("authorizers"); auths && !auths->is_null()) {
+        for (const auto& m : expect_map(*auths, "provider.httpApi.authorizers").members)
+            read_http_authorizer(m);
+    }
+    const ynode* cors = http.find("cors");
+    if (!cors || cors->is_null()) return;
+    if (cors->is_scalar() && !read_flag(*cors, "provider.httpApi.cors")) return;
+    // cors: true, and the map's defaults (http-api.js defaultCors): any origin, the seven
+    // headers, the routes' methods, no credentials, no max age.
+    cors_config c;
+    c.where = cors->where;
+    c.allow_origins = {"*"};
+    c.allow_headers = http_default_cors_headers;
+    http_cors_fill_methods_ = true;
+    if (cors->is_map()) {
+        warn_unknown_keys(*cors, http_cors_keys, out_.warnings);
+        auto list = [&](std::string_view key, std::vector<std::string>& to) {
+            if (const ynode* v = cors->find(key); v && !v->is_null()) {
+                to = read_strings(*v, "provider.httpApi.cors." + std::string(key));
+                return true;
+            }
+            return false;
+        };
+        list("allowedOrigins", c.allow_origins);
+        list("allowedHeaders", c.allow_headers);
+        if (list("allowedMethods", c.allow_methods)) {
+            http_cors_fill_methods_ = false;
+            for (auto& m : c.allow_methods)
+                for (auto& ch : m)
+                    ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+        }
+        list("exposedResponseHeaders", c.expose_headers);
+        if (const ynode* v = cors->find("allowCredentials"); v && !v->is_null())
+            c.allow_credentials = read_flag(*v, "provider.httpApi.cors.allowCredentials");
+        if (const ynode* v = cors->find("maxAge"); v && !v->is_null())
+            c.max_age_s = static_cast<int>(expect_int(*v, 0, 2147483647, "provider.httpApi.cors.maxAge"));
+    }
+    http_cors_ = std::move(c);
+}
+
+// One provider.httpApi.authorizers entry: type jwt (default) {identitySource, issuerUrl,
+// audience}, all three required by serverless' schema; or type request {functionName |
+// functionArn, identitySource (string or list), resultTtlInSeconds, enableSimpleResponses,
+// payloadVersion (default 2.0)}. Routes name it by its key.
+void serverless_loader::read_http_authorizer(const ymember& entry) {
+    const std::string path = join_path("provider.httpApi.authorizers", entry.key);
+    const ynode& def = expect_map(entry.value, path);
+    warn_unknown_keys(def, http_authorizer_keys, out_.warnings);
+    authorizer a;
+    a.name = entry.key;
+    a.where = entry.key_where;
+    std::string type = "jwt";
+    if (const ynode* t = def.find("type"); t && !t->is_null()) {
+        type = lower(expect_string(*t, path + ".type"));
+        static constexpr std::array<std::string_view, 2> types = {"jwt", "request"};
+        if (type != "jwt" && type != "request")
+            fail(*t, "HTTP API authorizer type must be jwt or request, got '" + t->text + "'" +
+                         value_hint(type, types));
+    }
+    const ynode* source = def.find("identitySource");
+    if (source && !source->is_null()) {
+        a.identity_sources = read_strings(*source, path + ".identitySource");
+        for (const auto& s : a.identity_sources)
+            if (s.empty()) fail(*source, path + ".identitySource must not be empty");
+    }
+    auto required = [&](std::string_view key, const std::string& what) -> const ynode& {
+        const ynode* v = def.find(key);
+        if (!v || v->is_null())
+            fail_key(entry, path, "JWT authorizer " + entry.key + " needs " + std::string(key) +
+                                      " (" + what + ")");
+        return *v;
+    };
+    if (type == "jwt") {
+        a.kind = authorizer::type::jwt;
+        required("identitySource", "e.g. $request.header.Authorization");
+        a.issuer = expect_string(required("issuerUrl", "the token's iss"), path + ".issuerUrl");
+        a.audience = read_strings(required("audience", "a client id, or a list of them"),
+                                  path + ".audience");
+        http_authorizers_.push_back(std::move(a));
+        return;
+    }
+    a.kind = authorizer::type::request;
+    const ynode* fn_name = def.find("functionName");
+    const ynode* fn_arn = def.find("functionArn");
+    if (fn_name && fn_arn)
+        fail_key(entry, path,
+                 "authorizer " + entry.key + " sets both functionName and functionArn; set one");
+    if (!fn_name && !fn_arn)
+        fail_key(entry, path,
+                 "authorizer " + entry.key + " needs functionName (a function of this service) or "
+                                             "functionArn");
+    if (fn_name) {
+        a.function = expect_string(*fn_name, path + ".functionName");
+    } else {
+        arn_target t{api_kind::http, a.name, "", "", *fn_arn};
+        if (fn_arn->is_scalar() && fn_arn->tag == "!GetAtt") {
+            t.logical_id = fn_arn->text.substr(0, fn_arn->text.find('.'));
+        } else if (const ynode* get = fn_arn->is_map() ? fn_arn->find("Fn::GetAtt") : nullptr;
+                   get && get->is_sequence() && !get->items.empty() && get->items[0].is_scalar()) {
+            t.logical_id = get->items[0].text;
+        } else if (fn_arn->is_scalar()) {
+            t.function_name = function_name_in_arn(fn_arn->text);
+        }
+        arn_targets_.push_back(std::move(t));
+    }
+    if (const ynode* ttl = def.find("resultTtlInSeconds"); ttl && !ttl->is_null()) {
+        a.result_ttl_s = static_cast<int>(expect_int(*ttl, 0, 3600, path + ".resultTtlInSeconds"));
+        // http-api.js refuses caching without an identity to cache by.
+        if (a.result_ttl_s != 0 && a.identity_sources.empty())
+            fail(*ttl, "authorizer " + entry.key +
+                           ": resultTtlInSeconds other than 0 needs identitySource");
+    }
+    if (const ynode* v = def.find("enableSimpleResponses"); v && !v->is_null())
+        a.simple_responses = read_flag(*v, path + ".enableSimpleResponses");
+    a.payload_format_version = "2.0";
+    if (const ynode* v = def.find("payloadVersion"); v && !v->is_null()) {
+        a.payload_format_version = expect_string(*v, path + ".payloadVersion");
+        if (a.payload_format_version != "1.0" && a.payload_format_version != "2.0")
+            fail(*v, path + ".payloadVersion must be '1.0' or '2.0', got '" +
+                         a.payload_format_version + "'");
+    }
+    if (a.simple_responses && a.payload_format_version != "2.0")
+        fail(*def.find("enableSimpleResponses"),
+             "authorizer " + entry.key + ": enableSimpleResponses needs payloadVersion 2.0");
+    http_authorizers_.push_back(std::move(a));
+}
+
+// An httpApi event's `authorizer`: a name, or {name, scopes} naming one of
+// provider.httpApi.authorizers, {type: aws_iam} (not checked), or {id} (an authorizer of an
+// API managed elsewhere, not called).
+void serverless_loader::read_http_event_authorizer(const ymember& key, route& r) {
+    const ynode& v = key.value;
+    auto unchecked = [&](const std::string& what) {
+        out_.warnings.push_back(warning_key_text(
+            key, v.path, what + " is not checked locally: requests reach the function unauthenticated"));
+    };
+    if (v.is_scalar()) {
+        r.authorizer = expect_string(v, "authorizer");
+        if (r.authorizer.empty()) fail(v, "authorizer must not be empty");
+        return;
+    }
+    expect_map(v, "authorizer");
+    warn_unknown_keys(v, http_event_authorizer_keys, out_.warnings);
+    std::string type;
+    if (const ynode* t = v.find("type"); t && !t->is_null()) {
+        type = lower(expect_string(*t, "authorizer.type"));
+        static constexpr std::array<std::string_view, 3> types = {"request", "jwt", "aws_iam"};
+        if (std::find(types.begin(), types.end(), type) == types.end())
+            fail(*t, "authorizer type must be request, jwt or aws_iam, got '" + t->text + "'" +
+                         value_hint(type, types));
+    }
+    const ynode* name = v.find("name");
+    const ynode* id = v.find("id");
+    const ynode* scopes = v.find("scopes");
+    if (type == "aws_iam") {
+        if (name || id || scopes)
+            fail(v, "an aws_iam authorizer takes no name, id or scopes");
+        return unchecked("AWS_IAM authorization");
+    }
+    if (id && !id->is_null()) return unchecked("the authorizer managed outside this service (id)");
+    if (!name || name->is_null())
+        fail(v, "authorizer needs the name of one of provider.httpApi.authorizers");
+    r.authorizer = expect_string(*name, "authorizer.name");
+    if (scopes && !scopes->is_null()) {
+        for (const auto& item : expect_sequence(*scopes, "authorizer.scopes").items)
+            add_unique(r.authorization_scopes, {expect_string(item, "a scope")});
+    }
+}
+
+// ---- API keys and usage plans ----------------------------------------------------------
+
+// provider.apiGateway apiKeySourceType, apiKeys and usagePlan (api-keys.js, usage-plan.js,
+// usage-plan-keys.js). Keys or a plan make usage plans: one plan named "<service>-<stage>" from
+// a usagePlan map (or none at all), or one "<service>-<plan>-<stage>" per item of a usagePlan
+// list; each covers the stage of the service's REST API. apiKeys items are a key name, a map
+// {name, value, enabled, description, customerId}, or {<plan name>: [keys…]} for a plan of the
+// list; the other forms go to the single plan.
+void serverless_loader::read_api_keys(const ynode& gateway) {
+    if (auto src = vars_.get(&gateway, "apiKeySourceType")) {
+        std::string text = expect_string(*src, "apiKeySourceType");
+        for (auto& c : text)
+            c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        if (text != "HEADER" && text != "AUTHORIZER")
+            fail(*src, "apiKeySourceType must be HEADER or AUTHORIZER, got '" + src->text + "'");
+        api_key_source_ = text;
+    }
+    const auto keys = vars_.get(&gateway, "apiKeys");
+    const auto plans = vars_.get(&gateway, "usagePlan");
+    if (!keys && !plans) return;
+
+    const std::size_t first_plan = out_.usage_plans.size();
+    std::vector<std::string> plan_names;  // the usagePlan list's names, parallel to the plans
+    if (plans && plans->is_sequence()) {
+        for (const auto& item : plans->items) {
+            const ynode& entry = expect_map(item, "a usage plan");
+            if (entry.members.size() != 1)
+                fail(entry, "each usagePlan item is one plan: {<name>: {quota, throttle}}");
+            const ymember& m = entry.members.front();
+            usage_plan plan;
+            plan.name = service_ + "-" + m.key + "-" + stage_;
+            plan.where = m.key_where;
+            if (!m.value.is_null()) read_usage_plan(m.value, plan);
+            plan_names.push_back(m.key);
+            out_.usage_plans.push_back(std::move(plan));
+        }
+    } else {
+        usage_plan plan;
+        plan.name = service_ + "-" + stage_;
+        plan.where = plans ? plans->where : keys->where;
+        if (plans) read_usage_plan(*plans, plan);
+        out_.usage_plans.push_back(std::move(plan));
+    }
+    if (!keys) return;
+
+    const bool listed = !plan_names.empty();
+    int number = 0;  // keys without a name are named after their CloudFormation id
+    auto add_key = [&](const ynode& item, std::size_t plan, const std::string& group) {
+        api_key k;
+        k.where = item.where;
+        ++number;
+        if (item.is_scalar()) {
+            k.name = expect_string(item, "an API key name");
+        } else {
+            const ynode& def = expect_map(item, "an API key");
+            warn_unknown_keys(def, api_key_keys, out_.warnings);
+            if (const ynode* n = def.find("name"); n && !n->is_null())
+                k.name = expect_string(*n, "API key name");
+            if (const ynode* v = def.find("value"); v && !v->is_null()) {
+                k.value = expect_string(*v, "API key value");
+                // API Gateway refuses shorter values (CreateApiKey; CDK ApiKeyOptions.value:
+                // "Must be at least 20 characters long").
+                if (k.value.size() < 20)
+                    fail(*v, "an API key value must be at least 20 characters, got " +
+                                 std::to_string(k.value.size()));
+            }
+            if (const ynode* e = def.find("enabled"); e && !e->is_null())
+                k.enabled = read_flag(*e, "API key enabled");
+        }
+        if (k.name.empty()) k.name = "ApiGatewayApiKey" + group + std::to_string(number);
+        for (const auto& other : out_.api_keys)
+            if (other.name == k.name)
+                fail(item, "API key name " + k.name + " is used twice; coldbrew.yaml and usage "
+                                                       "plans tell keys apart by name");
+        out_.usage_plans[plan].keys.push_back(k.name);
+        out_.api_keys.push_back(std::move(k));
+    };
+    for (const auto& item : expect_sequence(*keys, "apiKeys").items) {
+        const bool grouped = item.is_map() && item.members.size() == 1 &&
+                             item.members.front().value.is_sequence();
+        if (grouped) {
+            const ymember& g = item.members.front();
+            const auto plan = std::find(plan_names.begin(), plan_names.end(), g.key);
+            if (plan == plan_names.end())
+                fail_key(g, join_path(item.path, g.key),
+                         "API key group " + g.key + " names no plan of provider.apiGateway.usagePlan" +
+                             (listed ? did_you_mean(g.key, std::vector<std::string_view>(
+                                                               plan_names.begin(), plan_names.end()))
+                                     : std::string(" (it is not a list of named plans)")));
+            // usage-plan-keys.js numbers each group's keys from 1.
+            number = 0;
+            for (const auto& k : g.value.items)
+                add_key(k, first_plan + static_cast<std::size_t>(plan - plan_names.begin()),
+                        g.key);
+            continue;
+        }
+        if (listed)
+            fail(item, "with a list of usage plans every API key goes under a plan's name, e.g. "
+                       "apiKeys: [{" + plan_names.front() + ": [myKey]}]");
+        add_key(item, first_plan, "");
+    }
+}
+
+// A usage plan's {quota: {limit, offset, period}, throttle: {burstLimit, rateLimit}}.
+void serverless_loader::read_usage_plan(const ynode& def, usage_plan& plan) {
+    expect_map(def, "a usage plan");
+    warn_unknown_keys(def, usage_plan_keys, out_.warnings);
+    if (const ynode* q = def.find("quota"); q && !q->is_null()) {
+        expect_map(*q, "quota");
+        warn_unknown_keys(*q, quota_keys, out_.warnings);
+        const ynode* limit = q->find("limit");
+        const ynode* period = q->find("period");
+        if (limit && !limit->is_null())
+            plan.quota_limit = expect_int(*limit, 0, INT32_MAX, "quota.limit");
+        if (period && !period->is_null()) {
+            static constexpr std::array<std::string_view, 3> periods = {"DAY", "WEEK", "MONTH"};
+            plan.quota_period = expect_choice(*period, "quota.period", periods);
+        }
+        if (plan.quota_limit && plan.quota_period.empty())
+            fail(*q, "quota needs a period (DAY, WEEK or MONTH) with its limit");
+        if (const ynode* offset = q->find("offset"); offset && !offset->is_null()) {
+            // The period starts `offset` days late: a week day 0..6, a month day 0..27, and
+            // a day cannot move (models/usage_plan/usage_plan.hpp period_start_ms).
+            const int max = plan.quota_period == "WEEK" ? 6 : plan.quota_period == "MONTH" ? 27 : 0;
+            plan.quota_offset = static_cast<int>(expect_int(*offset, 0, max, "quota.offset"));
+        }
+    }
+    if (const ynode* t = def.find("throttle"); t && !t->is_null()) {
+        expect_map(*t, "throttle");
+        warn_unknown_keys(*t, throttle_keys, out_.warnings);
+        if (const ynode* b = t->find("burstLimit"); b && !b->is_null())
+            plan.burst_limit = static_cast<int>(expect_int(*b, 0, INT32_MAX, "throttle.burstLimit"));
+        if (const ynode* r = t->find("rateLimit"); r && !r->is_null()) {
+            plan.rate_limit = expect_double(*r, "throttle.rateLimit");
+            if (*plan.rate_limit < 0) fail(*r, "throttle.rateLimit must not be negative");
+        }
     }
 }
 

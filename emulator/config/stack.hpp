@@ -438,6 +438,13 @@ struct load_options {
 //     availability: {sla: percent, outcome: refuse | reset | hang, on: connect | request}
 //     (refuse is on connect). One variable from two dependencies for a common function is an
 //     error; a variable the function already sets is replaced, with a warning.
+//   api_keys: {<name>: value | {value: string, enabled: bool}}  (values of 20 characters or
+//     more, as API Gateway requires): a key the template declares takes them; another name
+//     adds a key to the usage plan "coldbrew.yaml" (no limits), which covers every REST API
+//     with a key-required route. A key left without a value is drawn at start.
+//   authorizers: {<name>: {jwks: path | http(s) URL}}  (path relative to coldbrew.yaml's
+//     directory, an existing file): the JWKS of every JWT authorizer of that name
+//     (authorizer::jwks, jwks_where); a name no JWT authorizer has is an error.
 // Provisioned concurrency above reserved concurrency is an error wherever the two values
 // come from (AWS rejects it at deploy: PutProvisionedConcurrencyConfig).
 // Template keys coldbrew does not know (and events, layers it does not emulate) are

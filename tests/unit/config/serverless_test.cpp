@@ -575,34 +575,6 @@ TEST_CASE("serverless sibling path variables with different names are an error",
     CHECK(s.routes.size() == 2);
 }
 
-TEST_CASE("serverless cors and authorizer are declared but not emulated: warnings", "[unit]") {
-    temp_app app;
-    const auto s = app.serverless(R"(service: s
-provider:
-  name: aws
-  runtime: nodejs22.x
-  httpApi:
-    cors: true
-functions:
-  f:
-    handler: h.h
-    events:
-      - http: {method: get, path: a, cors: true}
-      - http: {method: get, path: b, cors: false, authorizer: aws_iam}
-      - httpApi: {method: get, path: /c, authorizer: {name: jwt}}
-)");
-    const std::string cors =
-        "Cors is not emulated yet: preflight OPTIONS requests are not answered";
-    const std::string auth =
-        "Auth is not emulated yet: requests reach the function unauthenticated";
-    CHECK(any_contains(s.warnings, "provider.httpApi.cors: " + cors));
-    CHECK(any_contains(s.warnings, ":11:38: functions.f.events[0].http.cors: " + cors));
-    CHECK_FALSE(any_contains(s.warnings, "events[1].http.cors"));
-    CHECK(any_contains(s.warnings, "functions.f.events[1].http.authorizer: " + auth));
-    CHECK(any_contains(s.warnings, "functions.f.events[2].httpApi.authorizer: " + auth));
-    CHECK(s.warnings.size() == 4);
-}
-
 TEST_CASE("serverless misspelt keys: the required-key error and event warning say so", "[unit]") {
     temp_app app;
     const auto e = error_of([&] {
