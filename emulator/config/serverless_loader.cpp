@@ -1718,9 +1718,9 @@ void serverless_loader::read_usage_plan(const ynode& def, usage_plan& plan) {
         if (plan.quota_limit && plan.quota_period.empty())
             fail(*q, "quota needs a period (DAY, WEEK or MONTH) with its limit");
         if (const ynode* offset = q->find("offset"); offset && !offset->is_null()) {
-            // The period starts `offset` days late: a week day 0..6, a month day 0..27, and
-            // a day cannot move (models/usage_plan/usage_plan.hpp period_start_ms).
-            const int max = plan.quota_period == "WEEK" ? 6 : plan.quota_period == "MONTH" ? 27 : 0;
+            // Requests taken off the limit in the first period (QuotaSettings.offset, API
+            // Gateway API reference; older SDK docs called it the day the period starts).
+            const auto max = plan.quota_limit ? *plan.quota_limit : std::int64_t{INT32_MAX};
             plan.quota_offset = static_cast<int>(expect_int(*offset, 0, max, "quota.offset"));
         }
     }

@@ -633,7 +633,7 @@ TEST_CASE("serverless API key and usage plan errors carry their key path", "[uni
     CHECK(contains(e.message(), "needs a period"));
     e = load("    usagePlan: {quota: {limit: 10, period: YEAR}}\n");
     CHECK(e.key_path() == "provider.apiGateway.usagePlan.quota.period");
-    e = load("    usagePlan: {quota: {limit: 10, period: WEEK, offset: 7}}\n");
+    e = load("    usagePlan: {quota: {limit: 10, period: WEEK, offset: 11}}\n");
     CHECK(e.key_path() == "provider.apiGateway.usagePlan.quota.offset");
     e = load("    usagePlan: {throttle: {rateLimit: fast}}\n");
     CHECK(e.key_path() == "provider.apiGateway.usagePlan.throttle.rateLimit");
