@@ -79,7 +79,8 @@ struct verdict {
 // Checks `token` (with or without a "Bearer " prefix, matched case-insensitively as RFC 6750
 // schemes are) against `keys` and `req` at `now_s` (Unix seconds), in AWS's documented order:
 // decode, algorithm (RS256/RS384/RS512; "none", HS*, ES*, PS* are refused) and kid, signature,
-// then iss, aud/client_id, exp (required), nbf, iat, and last the scopes (403).
+// then iss, aud/client_id, exp (required; now must be below it), nbf and iat (now may equal
+// them), and last the scopes (403).
 verdict validate(std::string_view token, const key_set& keys, const requirements& req,
                  std::int64_t now_s);
 
@@ -99,11 +100,16 @@ nlohmann::json event_authorizer(const verdict& v);
 // yulin issue #302), content-type application/json, and the HTTP API request id headers.
 http::response rejection(const verdict& v, const std::string& request_id);
 
-// Loads the keys of a JWT authorizer at start, blocking: `a.jwks` is an absolute file path or
-// an http(s) URL of a JWKS; "" reads "{issuer}/.well-known/openid-configuration" and then its
-// jwks_uri, as API Gateway does. Throws config::config_error at a.jwks_where (or a.where) when
-// the keys cannot be read, saying which file or URL and why, and that coldbrew.yaml
-// `authorizers.<name>.jwks` names a local JWKS.
+// Loads the keys of a JWT authorizer at start, blocking: `a.jwks` is an absolute file path
+// (a relative one is taken from template_file's directory) or an http(s) URL of a JWKS; ""
+// reads "{issuer}/.well-known/openid-configuration" (a trailing '/' of the issuer dropped) and
+// then its jwks_uri: the HTTP API guide has the key "fetched from the issuer's jwks_uri"
+// (http-api-jwt-authorizer), a member of the issuer's OpenID discovery document, which lives
+// at that path (OpenID Connect Discovery 1.0 §4; the guide's page for REST API JWT
+// authorizers, rest-api-jwt-authorizer-keys, states the same lookup). URLs: one HTTP/1.1 GET each, https verified against the system CA store, 5 s for the
+// whole exchange, no redirects, 200 only. Throws config::config_error at a.jwks_where (or
+// a.where when its line is 0), key path "authorizers.<name>.jwks", saying which file or URL
+// and why, and that coldbrew.yaml `authorizers.<name>.jwks` can name a local JWKS.
 key_set load_keys(const config::authorizer& a, const std::filesystem::path& template_file);
 
 }  // namespace coldbrew::jwt

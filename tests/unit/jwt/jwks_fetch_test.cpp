@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -42,7 +43,10 @@ public:
                     if (n <= 0) break;
                     request.append(buf, static_cast<std::size_t>(n));
                 }
-                lines_.push_back(request.substr(0, request.find("\r\n")));
+                {
+                    std::lock_guard lock(mutex_);
+                    lines_.push_back(request.substr(0, request.find("\r\n")));
+                }
                 std::string res = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                                   "Connection: close\r\nContent-Length: " +
                                   std::to_string(body.size()) + "\r\n\r\n" + body;
@@ -57,13 +61,17 @@ public:
         ::close(fd_);
     }
     std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-    const std::vector<std::string>& lines() const { return lines_; }  // after the requests
+    std::vector<std::string> lines() const {
+        std::lock_guard lock(mutex_);
+        return lines_;
+    }
 
 private:
     int fd_ = -1;
     int port_ = 0;
-    std::thread thread_;
+    mutable std::mutex mutex_;
     std::vector<std::string> lines_;
+    std::thread thread_;  // last: started once the members it uses exist
 };
 
 }  // namespace
