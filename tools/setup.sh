@@ -14,6 +14,7 @@ packages=(
   catch2                                         # tests (v2 in Debian 12)
   curl                                           # the bash `provided` example runtime
   zlib1g-dev                                     # zipped size of deployment packages
+  libssl-dev                                     # JWT authorizers: signatures, JWKS over https
 )
 # Interpreters for the nodejs* and python3* shims: any version already on PATH will do.
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
