@@ -46,7 +46,8 @@ struct identity {
 // "$context.X" (CloudFormation AWS::ApiGateway::Authorizer IdentitySource; HTTP API guide,
 // "Identity sources"). A source that is absent, or present and empty, leaves `complete` false:
 // API Gateway then answers 401 without calling the function ("present, not null and
-// non-empty", IdentitySource). Context variables are the requestContext fields of the route's
+// non-empty", IdentitySource; HTTP APIs treat an empty value as missing too, unverified: the
+// guide says only "doesn't include"). Context variables are the requestContext fields of the route's
 // event ("context.identity.sourceIp", "$context.routeKey", …); an unknown one is absent.
 // Duplicate headers or query parameters: REST reads the last value (as the 1.0 event's
 // `headers` holds it), HTTP APIs the comma-joined values (as 2.0 does); unverified. A TOKEN
