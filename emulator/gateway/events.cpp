@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 namespace coldbrew::gateway {
@@ -144,6 +145,20 @@ json stage_variables(const config::api& api) {
     return v;
 }
 
+// requestContext.authorizer from request_info::authorizer_json (built by
+// authorizers::event_authorizer or jwt::event_authorizer); nullopt when the route has none.
+// REST events of a method without an authorizer carry no `authorizer` key at all (captured
+// events: aws-powertools/powertools-lambda-typescript packages/parser/tests/events/apigw-rest/
+// no-auth.json, next to lambda-authorizer-auth.json's {"principalId","integrationLatency"});
+// 1.0 and 2.0 samples place it after apiId [REST-PROXY][HTTP-LAMBDA]. Text that is not JSON is
+// a caller's bug and is left out rather than failing the request.
+std::optional<json> authorizer_of(const request_info& info) {
+    if (info.authorizer_json.empty()) return std::nullopt;
+    json a = json::parse(info.authorizer_json, nullptr, false);
+    if (a.is_discarded()) return std::nullopt;
+    return a;
+}
+
 json path_parameters(const route_match& m) {
     json p = json::object();
     for (const auto& [k, v] : m.path_parameters)
@@ -199,6 +214,13 @@ std::string build_event_v1(const http::request& req, const route_match& m,
     json identity = json::object();
     identity["accessKey"] = nullptr;
     identity["accountId"] = nullptr;
+    if (!http_api) {
+        // REST: the API key of a method that requires one ($context.identity.apiKey /
+        // apiKeyId, "$context variables" reference); null otherwise (aws/aws-sam-cli
+        // samcli/local/events/api_event.py writes apiKey null the same way).
+        identity["apiKey"] = info.api_key.empty() ? json(nullptr) : json(info.api_key);
+        identity["apiKeyId"] = info.api_key_id.empty() ? json(nullptr) : json(info.api_key_id);
+    }
     identity["caller"] = nullptr;
     identity["cognitoAuthenticationProvider"] = nullptr;
     identity["cognitoAuthenticationType"] = nullptr;
@@ -214,6 +236,7 @@ std::string build_event_v1(const http::request& req, const route_match& m,
     json ctx = json::object();
     ctx["accountId"] = info.account_id;
     ctx["apiId"] = api_id_for(api);
+    if (auto authorizer = authorizer_of(info)) ctx["authorizer"] = std::move(*authorizer);
     // domainName is the Host the client used (AWS: the API's own domain, the same value).
     ctx["domainName"] = host;
     ctx["domainPrefix"] = domain_prefix_of(host);
@@ -311,6 +334,7 @@ std::string build_event_v2(const http::request& req, const route_match& m,
     json ctx = json::object();
     ctx["accountId"] = info.account_id;
     ctx["apiId"] = api_id_for(api);
+    if (auto authorizer = authorizer_of(info)) ctx["authorizer"] = std::move(*authorizer);
     ctx["domainName"] = host;
     ctx["domainPrefix"] = domain_prefix_of(host);
     ctx["http"] = http_ctx;

@@ -379,3 +379,80 @@ TEST_CASE("2.0 event: stageVariables present, last, when the API has some", "[un
     CHECK(ordered_keys(text).back() == "stageVariables");
     CHECK(json::parse(text)["stageVariables"] == json{{"table", "users-prod"}});
 }
+
+TEST_CASE("1.0 REST event: requestContext.authorizer after apiId when the route has one",
+          "[unit]") {
+    fixture f;
+    auto req = request("GET", "/hello", {{"Host", "h"}});
+    request_info with = info();
+    with.authorizer_json = R"({"integrationLatency":12,"principalId":"user","tier":"gold"})";
+    auto text = build_event_v1(req, f.match(req), with);
+    auto ctx = nlohmann::ordered_json::parse(text)["requestContext"];
+    auto keys = ordered_keys(ctx.dump());
+    REQUIRE(keys.size() > 3);
+    CHECK(keys[1] == "apiId");
+    CHECK(keys[2] == "authorizer");
+    CHECK(json::parse(text)["requestContext"]["authorizer"] ==
+          json{{"principalId", "user"}, {"tier", "gold"}, {"integrationLatency", 12}});
+
+    // Without an authorizer there is no key at all (not null, not {}).
+    CHECK_FALSE(f.v1(req)["requestContext"].contains("authorizer"));
+    // Text that is not JSON is left out.
+    request_info broken = info();
+    broken.authorizer_json = "{not json";
+    CHECK_FALSE(json::parse(build_event_v1(req, f.match(req), broken))["requestContext"]
+                    .contains("authorizer"));
+}
+
+TEST_CASE("1.0 HTTP API event: requestContext.authorizer after apiId", "[unit]") {
+    fixture f;
+    auto req = request("GET", "/v1fmt/3", {{"Host", "h"}});
+    request_info with = info();
+    with.authorizer_json = R"({"principalId":"p","integrationLatency":0})";
+    auto ctx = nlohmann::ordered_json::parse(build_event_v1(req, f.match(req), with))["requestContext"];
+    auto keys = ordered_keys(ctx.dump());
+    REQUIRE(keys.size() > 3);
+    CHECK(keys[2] == "authorizer");
+    CHECK(ctx["authorizer"]["principalId"] == "p");
+    CHECK_FALSE(f.v1(req)["requestContext"].contains("authorizer"));
+    // HTTP APIs have no API keys: identity carries no apiKey.
+    CHECK_FALSE(f.v1(req)["requestContext"]["identity"].contains("apiKey"));
+}
+
+TEST_CASE("2.0 event: requestContext.authorizer after apiId, omitted without one", "[unit]") {
+    fixture f;
+    auto req = request("GET", "/v2/pets/1", {{"Host", "h"}});
+    request_info with = info();
+    with.authorizer_json = R"({"lambda":{"tier":"gold","n":1}})";
+    auto text = build_event_v2(req, f.match(req), with);
+    auto keys = ordered_keys(nlohmann::ordered_json::parse(text)["requestContext"].dump());
+    REQUIRE(keys.size() > 3);
+    CHECK(keys[0] == "accountId");
+    CHECK(keys[1] == "apiId");
+    CHECK(keys[2] == "authorizer");
+    CHECK(json::parse(text)["requestContext"]["authorizer"] ==
+          json{{"lambda", {{"tier", "gold"}, {"n", 1}}}});
+    CHECK_FALSE(f.v2(req)["requestContext"].contains("authorizer"));
+}
+
+TEST_CASE("1.0 REST event: identity.apiKey and apiKeyId, null without a key", "[unit]") {
+    fixture f;
+    auto req = request("GET", "/hello", {{"Host", "h"}});
+    auto none = f.v1(req)["requestContext"]["identity"];
+    REQUIRE(none.contains("apiKey"));
+    REQUIRE(none.contains("apiKeyId"));
+    CHECK(none["apiKey"].is_null());
+    CHECK(none["apiKeyId"].is_null());
+
+    request_info keyed = info();
+    keyed.api_key = "abcdefghijklmnopqrstuvwxyz0123456789";
+    keyed.api_key_id = "k1a2b3c4d5";
+    auto text = build_event_v1(req, f.match(req), keyed);
+    auto identity = json::parse(text)["requestContext"]["identity"];
+    CHECK(identity["apiKey"] == keyed.api_key);
+    CHECK(identity["apiKeyId"] == "k1a2b3c4d5");
+    auto keys = ordered_keys(nlohmann::ordered_json::parse(text)["requestContext"]["identity"].dump());
+    REQUIRE(keys.size() > 4);
+    CHECK(keys[2] == "apiKey"); // alphabetical, as the sample's identity keys are
+    CHECK(keys[3] == "apiKeyId");
+}
