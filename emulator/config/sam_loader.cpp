@@ -991,8 +991,11 @@ std::string declared_names(const api& a, const std::set<std::string>& unchecked)
 }
 
 // Quota and Throttle, the same keys in SAM's Auth.UsagePlan and AWS::ApiGateway::UsagePlan
-// (CloudFormation AWS::ApiGateway::UsagePlan QuotaSettings: Period DAY | WEEK | MONTH, Offset
-// "the day that a time period starts", 0..6 for WEEK; ThrottleSettings BurstLimit, RateLimit).
+// (API Gateway API reference QuotaSettings: Period DAY | WEEK | MONTH; ThrottleSettings
+// BurstLimit, RateLimit). Offset is read as stack.hpp models it, the day the period starts
+// (0 = Sunday for WEEK), as the SDK references describe it; the current API reference calls
+// it "the number of requests subtracted from the given limit in the initial time period"
+// instead, so its range here (0..6 for WEEK, 0..27 for MONTH, 0 for DAY) is unverified.
 void read_limits(const ynode& props, usage_plan& plan, std::vector<std::string>& warnings) {
     if (const ynode* q = props.find("Quota"); q && !q->is_null()) {
         expect_map(*q, "Quota");
@@ -1359,8 +1362,8 @@ void sam_loader::read_http_cors(api& a, const ynode& cors) {
     cors_config c;
     c.where = cors.where;
     if (cors.is_scalar()) {
-        // `CorsConfiguration: true` allows any origin (samtranslator http_api_generator);
-        // false is no CORS.
+        // `CorsConfiguration: true` sets AllowOrigins to ["*"] and nothing else
+        // (samtranslator/model/api/http_api_generator.py, _add_cors); false is no CORS.
         if (!read_bool(cors, "CorsConfiguration")) return;
         c.allow_origins = {"*"};
         a.cors = std::move(c);
