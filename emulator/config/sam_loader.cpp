@@ -1183,6 +1183,15 @@ void sam_loader::read_rest_authorizer(api& a, const ymember& m) {
             z.result_ttl_s =
                 static_cast<int>(expect_int(*r, 0, max_result_ttl_s, "Identity.ReauthorizeEvery"));
     }
+    // SAM rejects a REQUEST authorizer with no identity source unless its results are not
+    // cached, ReauthorizeEvery: 0 (samtranslator/model/apigateway.py, ApiGatewayAuthorizer
+    // _is_missing_identity_source): API Gateway caches by the identity sources.
+    if (z.kind == authorizer::type::request && z.identity_sources.empty() && z.result_ttl_s > 0) {
+        fail(identity ? *identity : ynode::make_map(m.key_where, def.path),
+             a.id + ": REQUEST authorizer " + m.key +
+                 " must name at least one identity source in Identity (Headers, QueryStrings, "
+                 "StageVariables or Context), or set Identity.ReauthorizeEvery: 0");
+    }
     a.authorizers.push_back(std::move(z));
 }
 

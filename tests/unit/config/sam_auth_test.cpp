@@ -168,16 +168,31 @@ TEST_CASE("SAM REQUEST authorizer: identity sources in REST syntax, function by 
     CHECK(z.result_ttl_s == 60);
 }
 
-TEST_CASE("SAM REQUEST authorizer without Identity: no identity sources, 300 s", "[unit]") {
+TEST_CASE("SAM REQUEST authorizer without identity sources: only when not cached", "[unit]") {
     temp_app app;
-    const auto s = app.sam(sam_template(rest_event("A", "/a", "get"), rest_api(R"(      Auth:
+    SECTION("ReauthorizeEvery: 0 is accepted, always called") {
+        const auto s = app.sam(sam_template(rest_event("A", "/a", "get"), rest_api(R"(      Auth:
+        Authorizers:
+          R:
+            FunctionArn: !GetAtt AuthFn.Arn
+            FunctionPayloadType: REQUEST
+            Identity: {ReauthorizeEvery: 0}
+)")));
+        const auto& z = api_of(s, "MyApi").authorizers.at(0);
+        CHECK(z.identity_sources.empty());
+        CHECK(z.result_ttl_s == 0);
+        CHECK(route_at(s, "/a").authorizer.empty());  // no DefaultAuthorizer
+    }
+    SECTION("no Identity is an error at the authorizer, as SAM rejects it") {
+        auto e = error_of([&] {
+            app.sam(sam_template(rest_event("A", "/a", "get"), rest_api(R"(      Auth:
         Authorizers:
           R: {FunctionArn: !GetAtt AuthFn.Arn, FunctionPayloadType: REQUEST}
 )")));
-    const auto& z = api_of(s, "MyApi").authorizers.at(0);
-    CHECK(z.identity_sources.empty());
-    CHECK(z.result_ttl_s == 300);
-    CHECK(route_at(s, "/a").authorizer.empty());  // no DefaultAuthorizer
+        });
+        CHECK(e.key_path() == "Resources.MyApi.Properties.Auth.Authorizers.R");
+        CHECK(contains(e.message(), "at least one identity source"));
+    }
 }
 
 TEST_CASE("SAM event Auth overrides the API's default: another authorizer, NONE", "[unit]") {
