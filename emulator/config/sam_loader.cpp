@@ -991,11 +991,9 @@ std::string declared_names(const api& a, const std::set<std::string>& unchecked)
 }
 
 // Quota and Throttle, the same keys in SAM's Auth.UsagePlan and AWS::ApiGateway::UsagePlan
-// (API Gateway API reference QuotaSettings: Period DAY | WEEK | MONTH; ThrottleSettings
-// BurstLimit, RateLimit). Offset is read as stack.hpp models it, the day the period starts
-// (0 = Sunday for WEEK), as the SDK references describe it; the current API reference calls
-// it "the number of requests subtracted from the given limit in the initial time period"
-// instead, so its range here (0..6 for WEEK, 0..27 for MONTH, 0 for DAY) is unverified.
+// (API Gateway API reference QuotaSettings: Period DAY | WEEK | MONTH, Offset "the number of
+// requests subtracted from the given limit in the initial time period", so 0..Limit here, as
+// models/usage_plan reads it; ThrottleSettings BurstLimit, RateLimit).
 void read_limits(const ynode& props, usage_plan& plan, std::vector<std::string>& warnings) {
     if (const ynode* q = props.find("Quota"); q && !q->is_null()) {
         expect_map(*q, "Quota");
@@ -1010,7 +1008,7 @@ void read_limits(const ynode& props, usage_plan& plan, std::vector<std::string>&
         if (limit && !period) fail(*limit, "Quota.Limit needs a Quota.Period (DAY, WEEK or MONTH)");
         if (period && !limit) fail(*period, "Quota.Period needs a Quota.Limit");
         if (const ynode* o = q->find("Offset")) {
-            const int max = plan.quota_period == "WEEK" ? 6 : plan.quota_period == "MONTH" ? 27 : 0;
+            const std::int64_t max = std::min<std::int64_t>(plan.quota_limit.value_or(0), INT32_MAX);
             plan.quota_offset = static_cast<int>(expect_int(*o, 0, max, "Quota.Offset"));
         }
     }

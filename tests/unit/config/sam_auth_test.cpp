@@ -425,7 +425,7 @@ TEST_CASE("SAM ApiKeyRequired: API default, event override, ApiKeySourceType", "
         UsagePlan:
           CreateUsagePlan: PER_API
           UsagePlanName: gold
-          Quota: {Limit: 1000, Period: WEEK, Offset: 1}
+          Quota: {Limit: 1000, Period: WEEK, Offset: 100}
           Throttle: {BurstLimit: 20, RateLimit: 10.5}
 )")));
     CHECK(route_at(s, "/a").api_key_required);
@@ -438,7 +438,7 @@ TEST_CASE("SAM ApiKeyRequired: API default, event override, ApiKeySourceType", "
     CHECK(p.keys == std::vector<std::string>{"MyApiApiKey"});
     CHECK(p.quota_limit == 1000);
     CHECK(p.quota_period == "WEEK");
-    CHECK(p.quota_offset == 1);
+    CHECK(p.quota_offset == 100);
     CHECK(p.burst_limit == 20);
     CHECK(p.rate_limit == Approx(10.5));
     CHECK_FALSE(any_contains(s.warnings, "403"));
@@ -486,12 +486,12 @@ TEST_CASE("SAM usage plan errors: CreateUsagePlan, Quota.Period", "[unit]") {
         });
         CHECK(e.key_path() == "Resources.MyApi.Properties.Auth.UsagePlan.Quota.Period");
     }
-    SECTION("Quota.Offset beyond the week") {
+    SECTION("Quota.Offset above the limit (requests off the first period)") {
         auto e = error_of([&] {
             app.sam(sam_template(events,
                                  rest_api("      Auth:\n        UsagePlan:\n"
                                           "          CreateUsagePlan: PER_API\n"
-                                          "          Quota: {Limit: 5, Period: WEEK, Offset: 7}\n")));
+                                          "          Quota: {Limit: 5, Period: WEEK, Offset: 6}\n")));
         });
         CHECK(e.key_path() == "Resources.MyApi.Properties.Auth.UsagePlan.Quota.Offset");
     }
