@@ -10,6 +10,9 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdint>
+#include <iterator>
+#include <set>
 
 namespace coldbrew::config::detail {
 
@@ -190,33 +193,6 @@ bool is_plain_map(const ynode& n) {
     return n.is_map() && intrinsic_name(n).empty();
 }
 
-// An Auth block that only opts out (`Authorizer: NONE`, `ApiKeyRequired: false`) asks for
-// nothing coldbrew skips; anything else does.
-bool asks_for_auth(const ynode& auth) {
-    if (auth.is_null()) return false;
-    if (!is_plain_map(auth)) return true;
-    return std::any_of(auth.members.begin(), auth.members.end(), [](const ymember& m) {
-        const std::string& v = m.value.is_scalar() ? m.value.text : std::string();
-        const bool opt_out =
-            ((m.key == "Authorizer" || m.key == "DefaultAuthorizer") && v == "NONE") ||
-            (m.key == "ApiKeyRequired" && (v == "false" || v == "False"));
-        return !opt_out;
-    });
-}
-
-// Warns about each Cors / CorsConfiguration / Auth key of `map` (a resource's own properties,
-// a Globals section or an event's properties): declared, not emulated.
-void warn_not_emulated(const ynode& map, std::vector<std::string>& warnings) {
-    if (!map.is_map()) return;
-    for (const auto& m : map.members) {
-        if ((m.key == "Cors" || m.key == "CorsConfiguration") && !m.value.is_null()) {
-            warn_cors_not_emulated(m, m.value.path, warnings);
-        } else if (m.key == "Auth" && asks_for_auth(m.value)) {
-            warn_auth_not_emulated(m, m.value.path, warnings);
-        }
-    }
-}
-
 // [GLOBALS] merge: maps deep-merged (resource wins per key), lists concatenated (Globals
 // first), anything else: the resource's value wins.
 ynode merge_globals(const ynode& global, const ynode& local) {
@@ -286,6 +262,31 @@ class sam_loader {
     // cannot be resolved locally are errors here: every caller needs the real value.
     std::optional<ynode> value(const ynode& props, std::string_view key);
     std::string api_ref(const ynode& raw, const std::string& expected_type, std::string_view what);
+
+    // Authorization, CORS and usage plans, read once every function and API is known (the
+    // routes an API's defaults apply to, and the functions authorizers name).
+    void read_access(api& a, const ynode& props);
+    void read_rest_authorizer(api& a, const ymember& m);
+    void read_http_authorizer(api& a, const ymember& m);
+    std::string authorizer_function(const ynode& arn_raw, const std::string& api_id,
+                                    const std::string& name);
+    void read_rest_cors(api& a, const ynode& cors);
+    void read_http_cors(api& a, const ynode& cors);
+    void read_usage_plan(const api& a, const ynode& plan);
+    void apply_route_auth(const api& a, const std::string& default_authorizer,
+                          bool api_key_required);
+    void read_gateway_resources();
+
+    // Merged (Globals applied), unresolved properties of each explicit API, by id.
+    std::map<std::string, ynode> api_props_;
+    // The resolved `Auth` of each route's event, by index in out_.routes.
+    std::map<std::size_t, ynode> route_auth_;
+    // Authorizer names an API declares that coldbrew does not check (Cognito, AWS_IAM):
+    // routes naming them run unauthenticated, with a warning at the authorizer.
+    std::map<std::string, std::set<std::string>> unchecked_authorizers_;
+    // Scopes an HTTP API JWT authorizer declares for the routes it guards (OAuth2Authorizer
+    // AuthorizationScopes), by API id then authorizer name.
+    std::map<std::string, std::map<std::string, std::vector<std::string>>> authorizer_scopes_;
 
     const ynode& root_;
     const load_options& options_;
@@ -373,6 +374,14 @@ void sam_loader::run() {
         }
         out_.apis.push_back(std::move(a));
     }
+
+    for (auto& a : out_.apis) {
+        auto props = api_props_.find(a.id);
+        read_access(a, props != api_props_.end()
+                           ? props->second
+                           : (a.kind == api_kind::rest ? globals_api_ : globals_http_api_));
+    }
+    read_gateway_resources();
 }
 
 std::map<std::string, ynode> sam_loader::read_parameters() {
@@ -449,7 +458,6 @@ void sam_loader::read_globals() {
         if (const ynode* g = globals->find(key); g && !g->is_null()) {
             into = expect_map(*g, "Globals." + std::string(key));
             warn_unknown_keys(into, known, out_.warnings);
-            if (key != "Function") warn_not_emulated(into, out_.warnings);
         }
     };
     take("Function", globals_function_, function_properties);
@@ -707,7 +715,6 @@ void sam_loader::read_api(const ymember& res, const ynode& props_raw, api_kind k
         a.stage = expect_string(*stage, "StageName");
         if (a.stage.empty()) fail(*stage, id + ": StageName must not be empty");
     }
-    warn_not_emulated(props_raw, out_.warnings);
     read_stage_variables(props, a);
     if (kind == api_kind::rest) {
         const ynode props_at =
@@ -731,6 +738,7 @@ void sam_loader::read_api(const ymember& res, const ynode& props_raw, api_kind k
                 "routes in an OpenAPI definition are not read; declare them as function events"));
         }
     }
+    api_props_[id] = props;
     out_.apis.push_back(std::move(a));
 }
 
@@ -825,7 +833,6 @@ void sam_loader::read_events(const function& fn, const ynode& events) {
                               ? std::span<const std::string_view>(api_event_properties)
                               : std::span<const std::string_view>(http_event_properties),
                           out_.warnings);
-        warn_not_emulated(props, out_.warnings);
 
         route r;
         r.function = fn.name;
@@ -885,8 +892,689 @@ void sam_loader::read_events(const function& fn, const ynode& events) {
             }
         }
         add_route(out_.routes, std::move(r), kind, ev.value);
+        // Read once the API's own Auth is known (read_access), since it sets the defaults.
+        if (const ynode* auth = props.find("Auth")) {
+            const ynode v = resolver_->resolve(*auth);
+            if (v.type == ynode::kind::unresolved)
+                fail(v, "Auth cannot be resolved locally: " + v.text);
+            if (v.type != ynode::kind::no_value) route_auth_[out_.routes.size() - 1] = v;
+        }
     }
 }
+
+// ---- authorization, CORS, API keys and usage plans -------------------------------------
+
+// Keys of the SAM authorization and CORS objects coldbrew reads or accepts. Sources: the SAM
+// developer guide pages ApiAuth, LambdaTokenAuthorizer, LambdaRequestAuthorizer,
+// LambdaTokenAuthorizationIdentity, LambdaRequestAuthorizationIdentity, HttpApiAuth,
+// LambdaAuthorizer, LambdaAuthorizationIdentity, OAuth2Authorizer, ApiFunctionAuth,
+// HttpApiFunctionAuth, ApiUsagePlan, CorsConfiguration, HttpApiCorsConfiguration.
+constexpr std::array<std::string_view, 8> rest_auth_keys = {
+    "AddApiKeyRequiredToCorsPreflight", "AddDefaultAuthorizerToCorsPreflight", "ApiKeyRequired",
+    "Authorizers", "DefaultAuthorizer", "InvokeRole", "ResourcePolicy", "UsagePlan"};
+constexpr std::array<std::string_view, 3> http_auth_keys = {"Authorizers", "DefaultAuthorizer",
+                                                            "EnableIamAuthorizer"};
+constexpr std::array<std::string_view, 5> rest_lambda_authorizer_keys = {
+    "FunctionArn", "FunctionInvokeRole", "FunctionPayloadType", "Identity",
+    "DisableFunctionDefaultPermissions"};
+constexpr std::array<std::string_view, 3> token_identity_keys = {"Header", "ReauthorizeEvery",
+                                                                 "ValidationExpression"};
+constexpr std::array<std::string_view, 5> request_identity_keys = {
+    "Context", "Headers", "QueryStrings", "ReauthorizeEvery", "StageVariables"};
+constexpr std::array<std::string_view, 6> http_lambda_authorizer_keys = {
+    "AuthorizerPayloadFormatVersion", "EnableFunctionDefaultPermissions", "EnableSimpleResponses",
+    "FunctionArn", "FunctionInvokeRole", "Identity"};
+constexpr std::array<std::string_view, 3> jwt_authorizer_keys = {
+    "AuthorizationScopes", "IdentitySource", "JwtConfiguration"};
+constexpr std::array<std::string_view, 2> jwt_configuration_keys = {"audience", "issuer"};
+constexpr std::array<std::string_view, 6> rest_event_auth_keys = {
+    "ApiKeyRequired", "AuthorizationScopes", "Authorizer", "CustomStatements", "InvokeRole",
+    "ResourcePolicy"};
+constexpr std::array<std::string_view, 2> http_event_auth_keys = {"AuthorizationScopes",
+                                                                  "Authorizer"};
+constexpr std::array<std::string_view, 6> usage_plan_keys = {
+    "CreateUsagePlan", "Description", "Quota", "Tags", "Throttle", "UsagePlanName"};
+constexpr std::array<std::string_view, 5> rest_cors_keys = {
+    "AllowCredentials", "AllowHeaders", "AllowMethods", "AllowOrigin", "MaxAge"};
+constexpr std::array<std::string_view, 6> http_cors_keys = {
+    "AllowCredentials", "AllowHeaders", "AllowMethods", "AllowOrigins", "ExposeHeaders", "MaxAge"};
+constexpr std::array<std::string_view, 3> quota_keys = {"Limit", "Offset", "Period"};
+constexpr std::array<std::string_view, 2> throttle_keys = {"BurstLimit", "RateLimit"};
+
+// API Gateway caches an authorizer's result 300 s unless told otherwise, 3600 s at most (SAM
+// LambdaTokenAuthorizationIdentity / LambdaRequestAuthorizationIdentity ReauthorizeEvery
+// "Default: 300"; HTTP APIs: ApiGatewayV2 Authorizer AuthorizerResultTtlInSeconds "If this
+// field is not set, the default value is 300").
+constexpr int default_result_ttl_s = 300;
+constexpr int max_result_ttl_s = 3600;
+
+bool read_bool(const ynode& n, std::string_view what) {
+    if (n.is_scalar()) {
+        const std::string& t = n.text;
+        if (t == "true" || t == "True" || t == "TRUE") return true;
+        if (t == "false" || t == "False" || t == "FALSE") return false;
+    }
+    fail(n, std::string(what) + " must be true or false");
+}
+
+// SAM's REST Cors values are API Gateway header-mapping literals, written quoted: "'*'".
+std::string strip_sam_quotes(const std::string& s) {
+    if (s.size() >= 2 && s.front() == '\'' && s.back() == '\'') return s.substr(1, s.size() - 2);
+    return s;
+}
+
+std::string upper(std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return s;
+}
+
+std::vector<std::string> string_list(const ynode& n, std::string_view what) {
+    std::vector<std::string> out;
+    for (const auto& item : expect_sequence(n, what).items) {
+        out.push_back(expect_string(item, what));
+    }
+    return out;
+}
+
+bool has_name(const std::vector<authorizer>& list, const std::string& name) {
+    return std::any_of(list.begin(), list.end(),
+                       [&](const authorizer& z) { return z.name == name; });
+}
+
+std::string declared_names(const api& a, const std::set<std::string>& unchecked) {
+    std::string out;
+    for (const auto& z : a.authorizers) out += (out.empty() ? "" : ", ") + z.name;
+    for (const auto& n : unchecked) {
+        if (n != "AWS_IAM") out += (out.empty() ? "" : ", ") + n;  // built in, never declared
+    }
+    return out.empty() ? "none" : out;
+}
+
+// Quota and Throttle, the same keys in SAM's Auth.UsagePlan and AWS::ApiGateway::UsagePlan
+// (API Gateway API reference QuotaSettings: Period DAY | WEEK | MONTH, Offset "the number of
+// requests subtracted from the given limit in the initial time period", so 0..Limit here, as
+// models/usage_plan reads it; ThrottleSettings BurstLimit, RateLimit).
+void read_limits(const ynode& props, usage_plan& plan, std::vector<std::string>& warnings) {
+    if (const ynode* q = props.find("Quota"); q && !q->is_null()) {
+        expect_map(*q, "Quota");
+        warn_unknown_keys(*q, quota_keys, warnings);
+        const ynode* limit = q->find("Limit");
+        const ynode* period = q->find("Period");
+        if (limit) plan.quota_limit = expect_int(*limit, 0, INT64_MAX, "Quota.Limit");
+        if (period) {
+            static constexpr std::array<std::string_view, 3> periods = {"DAY", "WEEK", "MONTH"};
+            plan.quota_period = expect_choice(*period, "Quota.Period", periods);
+        }
+        if (limit && !period) fail(*limit, "Quota.Limit needs a Quota.Period (DAY, WEEK or MONTH)");
+        if (period && !limit) fail(*period, "Quota.Period needs a Quota.Limit");
+        if (const ynode* o = q->find("Offset")) {
+            const std::int64_t max = std::min<std::int64_t>(plan.quota_limit.value_or(0), INT32_MAX);
+            plan.quota_offset = static_cast<int>(expect_int(*o, 0, max, "Quota.Offset"));
+        }
+    }
+    if (const ynode* t = props.find("Throttle"); t && !t->is_null()) {
+        expect_map(*t, "Throttle");
+        warn_unknown_keys(*t, throttle_keys, warnings);
+        if (const ynode* b = t->find("BurstLimit"))
+            plan.burst_limit = static_cast<int>(expect_int(*b, 0, INT32_MAX, "Throttle.BurstLimit"));
+        if (const ynode* r = t->find("RateLimit")) {
+            plan.rate_limit = expect_double(*r, "Throttle.RateLimit");
+            if (*plan.rate_limit < 0) fail(*r, "Throttle.RateLimit must not be negative");
+        }
+    }
+}
+
+} // namespace
+
+void sam_loader::read_access(api& a, const ynode& props) {
+    const bool rest = a.kind == api_kind::rest;
+    auto& unchecked = unchecked_authorizers_[a.id];
+    std::string default_authorizer;
+    bool api_key_required = false;
+    bool default_to_preflight = true;  // ApiAuth AddDefaultAuthorizerToCorsPreflight "Default: True"
+    if (rest) {
+        if (auto v = value(props, "ApiKeySourceType")) {
+            static constexpr std::array<std::string_view, 2> sources = {"HEADER", "AUTHORIZER"};
+            a.api_key_source = expect_choice(*v, "ApiKeySourceType", sources);
+        }
+    }
+    // AWS_IAM needs no declaration on REST APIs (ApiAuth note), and EnableIamAuthorizer on
+    // HTTP APIs; either way coldbrew has no IAM to check a request signature against.
+    if (rest) unchecked.insert("AWS_IAM");
+    if (auto auth = value(props, "Auth"); auth && !auth->is_null()) {
+        expect_map(*auth, "Auth");
+        warn_unknown_keys(*auth,
+                          rest ? std::span<const std::string_view>(rest_auth_keys)
+                               : std::span<const std::string_view>(http_auth_keys),
+                          out_.warnings);
+        if (const ynode* list = auth->find("Authorizers"); list && !list->is_null()) {
+            for (const auto& m : expect_map(*list, "Authorizers").members) {
+                if (rest && m.key == "AWS_IAM") continue;  // ApiAuth: needs no configuration
+                if (rest) {
+                    read_rest_authorizer(a, m);
+                } else {
+                    read_http_authorizer(a, m);
+                }
+            }
+        }
+        if (const ynode* iam = auth->find("EnableIamAuthorizer"); iam && !rest) {
+            if (read_bool(*iam, "EnableIamAuthorizer")) {
+                unchecked.insert("AWS_IAM");
+                out_.warnings.push_back(warning_text(
+                    *iam, "IAM authorization is not checked: routes using AWS_IAM run "
+                          "unauthenticated"));
+            }
+        }
+        if (const ynode* d = auth->find("DefaultAuthorizer")) {
+            const std::string& name = expect_string(*d, "DefaultAuthorizer");
+            if (unchecked.count(name)) {
+                out_.warnings.push_back(warning_text(
+                    *d, "DefaultAuthorizer " + name +
+                            " is not checked: the routes it guards run unauthenticated"));
+            } else if (has_name(a.authorizers, name)) {
+                default_authorizer = name;
+            } else {
+                fail(*d, a.id + ": DefaultAuthorizer " + name + " is not one of its Authorizers (" +
+                             declared_names(a, unchecked) + ")");
+            }
+        }
+        if (rest) {
+            if (const ynode* k = auth->find("ApiKeyRequired"))
+                api_key_required = read_bool(*k, "ApiKeyRequired");
+            if (const ynode* p = auth->find("AddDefaultAuthorizerToCorsPreflight"))
+                default_to_preflight = read_bool(*p, "AddDefaultAuthorizerToCorsPreflight");
+            if (const ynode* k = auth->find("AddApiKeyRequiredToCorsPreflight"))
+                read_bool(*k, "AddApiKeyRequiredToCorsPreflight");
+            for (const char* key : {"ResourcePolicy", "InvokeRole"}) {
+                if (const ymember* m = auth->find_member(key); m && !m->value.is_null()) {
+                    out_.warnings.push_back(warning_key_text(
+                        *m, m->value.path,
+                        std::string(key) + " is not checked: requests are not filtered by it"));
+                }
+            }
+            if (const ynode* plan = auth->find("UsagePlan"); plan && !plan->is_null())
+                read_usage_plan(a, *plan);
+        }
+    }
+    if (auto cors = value(props, rest ? "Cors" : "CorsConfiguration")) {
+        if (rest) {
+            read_rest_cors(a, *cors);
+        } else {
+            read_http_cors(a, *cors);
+        }
+    }
+    apply_route_auth(a, default_authorizer, api_key_required);
+    // ApiAuth AddDefaultAuthorizerToCorsPreflight: SAM puts the default authorizer on the
+    // OPTIONS methods it generates for Cors.
+    if (rest && default_to_preflight && !default_authorizer.empty() &&
+        (a.cors || !a.path_cors.empty()))
+        a.preflight_authorizer = default_authorizer;
+}
+
+void sam_loader::read_rest_authorizer(api& a, const ymember& m) {
+    const ynode& def = expect_map(m.value, "an authorizer");
+    if (def.find("UserPoolArn")) {
+        unchecked_authorizers_[a.id].insert(m.key);
+        out_.warnings.push_back(warning_key_text(
+            m, def.path,
+            "Cognito authorizer " + m.key +
+                " is not checked: the routes it guards run unauthenticated"));
+        return;
+    }
+    warn_unknown_keys(def, rest_lambda_authorizer_keys, out_.warnings);
+    authorizer z;
+    z.name = m.key;
+    z.where = m.key_where;
+    const ynode* arn = def.find("FunctionArn");
+    if (!arn) {
+        fail_missing(def, "FunctionArn", rest_lambda_authorizer_keys,
+                     ynode::make_map(m.key_where, def.path),
+                     a.id + ": authorizer " + m.key +
+                         " needs a FunctionArn (a Lambda authorizer) or a UserPoolArn (Cognito)");
+    }
+    z.function = authorizer_function(*arn, a.id, m.key);
+    // LambdaTokenAuthorizer / LambdaRequestAuthorizer FunctionPayloadType: TOKEN (the default)
+    // or REQUEST.
+    std::string type = "TOKEN";
+    if (const ynode* t = def.find("FunctionPayloadType")) {
+        static constexpr std::array<std::string_view, 2> types = {"TOKEN", "REQUEST"};
+        type = expect_choice(*t, "FunctionPayloadType", types);
+    }
+    const ynode* identity = def.find("Identity");
+    if (identity && identity->is_null()) identity = nullptr;
+    if (identity) expect_map(*identity, "Identity");
+    if (type == "TOKEN") {
+        z.kind = authorizer::type::token;
+        std::string header = "Authorization";  // LambdaTokenAuthorizationIdentity Header default
+        if (identity) {
+            warn_unknown_keys(*identity, token_identity_keys, out_.warnings);
+            if (const ynode* h = identity->find("Header")) {
+                header = expect_string(*h, "Identity.Header");
+                if (header.empty()) fail(*h, "Identity.Header must not be empty");
+            }
+            if (const ynode* e = identity->find("ValidationExpression"))
+                z.validation_expression = expect_string(*e, "Identity.ValidationExpression");
+        }
+        z.identity_sources.push_back("method.request.header." + header);
+    } else {
+        z.kind = authorizer::type::request;
+        // LambdaRequestAuthorizationIdentity: each list becomes method.request.header.X,
+        // method.request.querystring.X, stageVariables.X and context.X.
+        if (identity) {
+            warn_unknown_keys(*identity, request_identity_keys, out_.warnings);
+            const std::pair<const char*, const char*> sources[] = {
+                {"Headers", "method.request.header."},
+                {"QueryStrings", "method.request.querystring."},
+                {"StageVariables", "stageVariables."},
+                {"Context", "context."}};
+            for (const auto& [key, prefix] : sources) {
+                if (const ynode* l = identity->find(key); l && !l->is_null()) {
+                    for (const auto& name : string_list(*l, std::string("Identity.") + key))
+                        z.identity_sources.push_back(prefix + name);
+                }
+            }
+        }
+    }
+    z.result_ttl_s = default_result_ttl_s;
+    if (identity) {
+        if (const ynode* r = identity->find("ReauthorizeEvery"))
+            z.result_ttl_s =
+                static_cast<int>(expect_int(*r, 0, max_result_ttl_s, "Identity.ReauthorizeEvery"));
+    }
+    // SAM rejects a REQUEST authorizer with no identity source unless its results are not
+    // cached, ReauthorizeEvery: 0 (samtranslator/model/apigateway.py, ApiGatewayAuthorizer
+    // _is_missing_identity_source): API Gateway caches by the identity sources.
+    if (z.kind == authorizer::type::request && z.identity_sources.empty() && z.result_ttl_s > 0) {
+        fail(identity ? *identity : ynode::make_map(m.key_where, def.path),
+             a.id + ": REQUEST authorizer " + m.key +
+                 " must name at least one identity source in Identity (Headers, QueryStrings, "
+                 "StageVariables or Context), or set Identity.ReauthorizeEvery: 0");
+    }
+    a.authorizers.push_back(std::move(z));
+}
+
+void sam_loader::read_http_authorizer(api& a, const ymember& m) {
+    const ynode& def = expect_map(m.value, "an authorizer");
+    authorizer z;
+    z.name = m.key;
+    z.where = m.key_where;
+    if (const ynode* jwt = def.find("JwtConfiguration")) {
+        // OAuth2Authorizer: JwtConfiguration {issuer, audience}, IdentitySource (API Gateway's
+        // default for JWT authorizers: $request.header.Authorization), AuthorizationScopes.
+        warn_unknown_keys(def, jwt_authorizer_keys, out_.warnings);
+        z.kind = authorizer::type::jwt;
+        expect_map(*jwt, "JwtConfiguration");
+        warn_unknown_keys(*jwt, jwt_configuration_keys, out_.warnings);
+        const ynode* issuer = jwt->find("issuer");
+        if (!issuer) {
+            fail_missing(*jwt, "issuer", jwt_configuration_keys, *jwt,
+                         a.id + ": JWT authorizer " + m.key + " needs JwtConfiguration.issuer");
+        }
+        z.issuer = expect_string(*issuer, "issuer");
+        if (const ynode* aud = jwt->find("audience"); aud && !aud->is_null())
+            z.audience = aud->is_scalar() ? std::vector<std::string>{aud->text}
+                                          : string_list(*aud, "audience");
+        std::string source = "$request.header.Authorization";
+        if (const ynode* s = def.find("IdentitySource")) source = expect_string(*s, "IdentitySource");
+        z.identity_sources.push_back(source);
+        z.result_ttl_s = 0;  // JWT authorizers have no result cache
+        if (const ynode* sc = def.find("AuthorizationScopes"); sc && !sc->is_null())
+            authorizer_scopes_[a.id][m.key] = string_list(*sc, "AuthorizationScopes");
+        a.authorizers.push_back(std::move(z));
+        return;
+    }
+    warn_unknown_keys(def, http_lambda_authorizer_keys, out_.warnings);
+    const ynode* arn = def.find("FunctionArn");
+    if (!arn) {
+        fail_missing(def, "FunctionArn", http_lambda_authorizer_keys,
+                     ynode::make_map(m.key_where, def.path),
+                     a.id + ": authorizer " + m.key +
+                         " needs a FunctionArn (a Lambda authorizer) or a JwtConfiguration");
+    }
+    z.kind = authorizer::type::request;
+    z.function = authorizer_function(*arn, a.id, m.key);
+    // LambdaAuthorizer AuthorizerPayloadFormatVersion: "Required: Yes", 1.0 or 2.0.
+    const ynode* version = def.find("AuthorizerPayloadFormatVersion");
+    if (!version) {
+        fail_missing(def, "AuthorizerPayloadFormatVersion", http_lambda_authorizer_keys,
+                     ynode::make_map(m.key_where, def.path),
+                     a.id + ": authorizer " + m.key +
+                         " needs an AuthorizerPayloadFormatVersion (1.0 or 2.0)");
+    }
+    // YAML reads an unquoted 2.0 as a number; its text is what was written.
+    static constexpr std::array<std::string_view, 2> versions = {"1.0", "2.0"};
+    z.payload_format_version = expect_choice(*version, "AuthorizerPayloadFormatVersion", versions);
+    if (const ynode* s = def.find("EnableSimpleResponses")) {
+        z.simple_responses = read_bool(*s, "EnableSimpleResponses");
+        if (z.simple_responses && z.payload_format_version != "2.0")
+            fail(*s, "EnableSimpleResponses needs AuthorizerPayloadFormatVersion 2.0");
+    }
+    z.result_ttl_s = default_result_ttl_s;
+    if (const ynode* identity = def.find("Identity"); identity && !identity->is_null()) {
+        expect_map(*identity, "Identity");
+        warn_unknown_keys(*identity, request_identity_keys, out_.warnings);
+        // LambdaAuthorizationIdentity: $request.header.X, $request.querystring.X,
+        // $stageVariables.X, $context.X.
+        const std::pair<const char*, const char*> sources[] = {
+            {"Headers", "$request.header."},
+            {"QueryStrings", "$request.querystring."},
+            {"StageVariables", "$stageVariables."},
+            {"Context", "$context."}};
+        for (const auto& [key, prefix] : sources) {
+            if (const ynode* l = identity->find(key); l && !l->is_null()) {
+                for (const auto& name : string_list(*l, std::string("Identity.") + key))
+                    z.identity_sources.push_back(prefix + name);
+            }
+        }
+        if (const ynode* r = identity->find("ReauthorizeEvery"))
+            z.result_ttl_s =
+                static_cast<int>(expect_int(*r, 0, max_result_ttl_s, "Identity.ReauthorizeEvery"));
+    }
+    a.authorizers.push_back(std::move(z));
+}
+
+// A resolved FunctionArn (`!GetAtt Fn.Arn` and `!Sub ${Fn.Arn}` resolve to the function's
+// ARN) → the logical id of the function of this template it names by FunctionName.
+std::string sam_loader::authorizer_function(const ynode& arn, const std::string& api_id,
+                                            const std::string& name) {
+    const std::string what = api_id + ": authorizer " + name +
+                             ": the authorizer must be a function of this template "
+                             "(!GetAtt Fn.Arn, !Sub ${Fn.Arn} or its function ARN)";
+    if (!arn.is_scalar()) fail(arn, what + (arn.type == ynode::kind::unresolved ? "; " + arn.text : ""));
+    const std::string& text = arn.text;
+    const auto at = text.find(":function:");
+    if (text.rfind("arn:", 0) != 0 || at == std::string::npos) fail(arn, what + ", got " + text);
+    std::string fn_name = text.substr(at + 10);
+    if (const auto colon = fn_name.find(':'); colon != std::string::npos) fn_name.resize(colon);
+    for (const auto& fn : out_.functions) {
+        if (fn.function_name == fn_name) return fn.name;
+    }
+    fail(arn, what + "; no function here is named " + fn_name);
+}
+
+void sam_loader::read_rest_cors(api& a, const ynode& cors) {
+    if (cors.is_null()) return;
+    cors_config c;
+    c.where = cors.where;
+    bool methods_given = false;
+    if (cors.is_scalar()) {
+        c.allow_origins = {strip_sam_quotes(cors.text)};
+    } else {
+        expect_map(cors, "Cors");
+        warn_unknown_keys(cors, rest_cors_keys, out_.warnings);
+        const ynode* origin = cors.find("AllowOrigin");
+        // CorsConfiguration AllowOrigin: "Required: Yes".
+        if (!origin) {
+            fail_missing(cors, "AllowOrigin", rest_cors_keys, cors,
+                         a.id + ": Cors needs an AllowOrigin");
+        }
+        c.allow_origins = {strip_sam_quotes(expect_string(*origin, "AllowOrigin"))};
+        if (const ynode* h = cors.find("AllowHeaders"))
+            c.allow_headers = split_list(strip_sam_quotes(expect_string(*h, "AllowHeaders")));
+        if (const ynode* m = cors.find("AllowMethods")) {
+            for (auto& method : split_list(strip_sam_quotes(expect_string(*m, "AllowMethods"))))
+                c.allow_methods.push_back(method == "*" ? method : upper(method));
+            methods_given = true;
+        }
+        if (const ynode* age = cors.find("MaxAge")) {
+            const ynode bare = ynode::make_scalar(strip_sam_quotes(expect_string(*age, "MaxAge")),
+                                                  age->where, age->path);
+            c.max_age_s = static_cast<int>(expect_int(bare, 0, INT32_MAX, "MaxAge"));
+        }
+        if (const ynode* cr = cors.find("AllowCredentials"))
+            c.allow_credentials = read_bool(*cr, "AllowCredentials");
+    }
+    if (methods_given) {
+        a.cors = std::move(c);
+        return;
+    }
+    // Without AllowMethods SAM sends, per path, the methods defined on it plus OPTIONS, every
+    // method for ANY, upper-cased and sorted (samtranslator swagger.py,
+    // _make_cors_allowed_methods_for_path).
+    static const std::set<std::string> all_methods = {"DELETE", "GET",  "HEAD", "OPTIONS",
+                                                      "PATCH",  "POST", "PUT"};
+    std::map<std::string, std::set<std::string>> per_path;
+    for (const auto& r : out_.routes) {
+        if (r.api_id != a.id) continue;
+        auto& set = per_path[r.path];
+        if (r.method == "ANY") {
+            set.insert(all_methods.begin(), all_methods.end());
+        } else {
+            set.insert(r.method);
+        }
+        set.insert("OPTIONS");
+    }
+    const bool uniform =
+        std::all_of(per_path.begin(), per_path.end(),
+                    [&](const auto& p) { return p.second == per_path.begin()->second; });
+    if (uniform) {
+        if (per_path.empty()) {
+            c.allow_methods = {"OPTIONS"};
+        } else {
+            c.allow_methods.assign(per_path.begin()->second.begin(),
+                                   per_path.begin()->second.end());
+        }
+        a.cors = std::move(c);
+        return;
+    }
+    for (const auto& [path, methods] : per_path) {
+        cors_config p = c;
+        p.allow_methods.assign(methods.begin(), methods.end());
+        a.path_cors[path] = std::move(p);
+    }
+}
+
+void sam_loader::read_http_cors(api& a, const ynode& cors) {
+    if (cors.is_null()) return;
+    cors_config c;
+    c.where = cors.where;
+    if (cors.is_scalar()) {
+        // `CorsConfiguration: true` sets AllowOrigins to ["*"] and nothing else
+        // (samtranslator/model/api/http_api_generator.py, _add_cors); false is no CORS.
+        if (!read_bool(cors, "CorsConfiguration")) return;
+        c.allow_origins = {"*"};
+        a.cors = std::move(c);
+        return;
+    }
+    expect_map(cors, "CorsConfiguration");
+    warn_unknown_keys(cors, http_cors_keys, out_.warnings);
+    if (const ynode* o = cors.find("AllowOrigins")) c.allow_origins = string_list(*o, "AllowOrigins");
+    if (const ynode* h = cors.find("AllowHeaders")) c.allow_headers = string_list(*h, "AllowHeaders");
+    if (const ynode* m = cors.find("AllowMethods")) {
+        for (auto& method : string_list(*m, "AllowMethods"))
+            c.allow_methods.push_back(method == "*" ? method : upper(method));
+    }
+    if (const ynode* e = cors.find("ExposeHeaders"))
+        c.expose_headers = string_list(*e, "ExposeHeaders");
+    // API Gateway HTTP API CORS maxAge: -1 (disables caching) to 86400 seconds.
+    if (const ynode* age = cors.find("MaxAge"))
+        c.max_age_s = static_cast<int>(expect_int(*age, -1, 86400, "MaxAge"));
+    if (const ynode* cr = cors.find("AllowCredentials"))
+        c.allow_credentials = read_bool(*cr, "AllowCredentials");
+    a.cors = std::move(c);
+}
+
+// ApiUsagePlan: PER_API creates <api>UsagePlan with the key <api>ApiKey; SHARED one
+// ServerlessUsagePlan with ServerlessApiKey for every API that asks for it; NONE nothing.
+// The key's value is drawn at start, as AWS generates one at deploy.
+void sam_loader::read_usage_plan(const api& a, const ynode& plan) {
+    expect_map(plan, "UsagePlan");
+    warn_unknown_keys(plan, usage_plan_keys, out_.warnings);
+    const ynode* create = plan.find("CreateUsagePlan");
+    if (!create) {
+        fail_missing(plan, "CreateUsagePlan", usage_plan_keys, plan,
+                     a.id + ": UsagePlan needs CreateUsagePlan (PER_API, SHARED or NONE)");
+    }
+    static constexpr std::array<std::string_view, 3> modes = {"PER_API", "SHARED", "NONE"};
+    const std::string mode = expect_choice(*create, "CreateUsagePlan", modes);
+    if (mode == "NONE") return;
+    const bool shared = mode == "SHARED";
+    const std::string plan_id = shared ? "ServerlessUsagePlan" : a.id + "UsagePlan";
+    const std::string key_id = shared ? "ServerlessApiKey" : a.id + "ApiKey";
+    auto it = std::find_if(out_.usage_plans.begin(), out_.usage_plans.end(),
+                           [&](const usage_plan& p) { return p.name == plan_id; });
+    if (it == out_.usage_plans.end()) {
+        usage_plan p;
+        p.name = plan_id;
+        p.where = plan.where;
+        p.keys.push_back(key_id);
+        out_.usage_plans.push_back(std::move(p));
+        it = std::prev(out_.usage_plans.end());
+        api_key k;
+        k.name = key_id;
+        k.where = plan.where;
+        out_.api_keys.push_back(std::move(k));
+    }
+    it->api_ids.push_back(a.id);
+    read_limits(plan, *it, out_.warnings);
+}
+
+void sam_loader::apply_route_auth(const api& a, const std::string& default_authorizer,
+                                  bool api_key_required) {
+    const bool rest = a.kind == api_kind::rest;
+    const auto& unchecked = unchecked_authorizers_[a.id];
+    const auto& scopes = authorizer_scopes_[a.id];
+    auto scopes_of = [&](const std::string& name) {
+        auto s = scopes.find(name);
+        return s == scopes.end() ? std::vector<std::string>{} : s->second;
+    };
+    for (std::size_t i = 0; i < out_.routes.size(); ++i) {
+        route& r = out_.routes[i];
+        if (r.api_id != a.id) continue;
+        r.authorizer = default_authorizer;
+        r.authorization_scopes = scopes_of(default_authorizer);
+        r.api_key_required = rest && api_key_required;
+        auto found = route_auth_.find(i);
+        if (found == route_auth_.end() || found->second.is_null()) continue;
+        const ynode& auth = expect_map(found->second, "Auth");
+        warn_unknown_keys(auth,
+                          rest ? std::span<const std::string_view>(rest_event_auth_keys)
+                               : std::span<const std::string_view>(http_event_auth_keys),
+                          out_.warnings);
+        if (const ynode* z = auth.find("Authorizer")) {
+            const std::string& name = expect_string(*z, "Authorizer");
+            if (name == "NONE") {
+                r.authorizer.clear();
+                r.authorization_scopes.clear();
+            } else if (unchecked.count(name)) {
+                r.authorizer.clear();
+                r.authorization_scopes.clear();
+                out_.warnings.push_back(warning_text(
+                    *z, "authorizer " + name + " is not checked: this route runs unauthenticated"));
+            } else if (has_name(a.authorizers, name)) {
+                r.authorizer = name;
+                r.authorization_scopes = scopes_of(name);
+            } else {
+                fail(*z, "Authorizer " + name + " is not one of " + a.id + "'s Authorizers (" +
+                             declared_names(a, unchecked) + ")");
+            }
+        }
+        if (const ynode* sc = auth.find("AuthorizationScopes"); sc && !sc->is_null())
+            r.authorization_scopes = string_list(*sc, "AuthorizationScopes");
+        if (rest) {
+            if (const ynode* k = auth.find("ApiKeyRequired"))
+                r.api_key_required = read_bool(*k, "ApiKeyRequired");
+            for (const char* key : {"ResourcePolicy", "InvokeRole"}) {
+                if (const ymember* m = auth.find_member(key); m && !m->value.is_null()) {
+                    out_.warnings.push_back(warning_key_text(
+                        *m, m->value.path,
+                        std::string(key) + " is not checked: requests are not filtered by it"));
+                }
+            }
+        }
+    }
+}
+
+// AWS::ApiGateway::ApiKey, UsagePlan and UsagePlanKey beside SAM APIs; authorizers of raw
+// API Gateway resources attach to methods and routes coldbrew does not load.
+void sam_loader::read_gateway_resources() {
+    const ynode& resources = *root_.find("Resources");
+    std::map<std::string, std::size_t> plan_index;  // logical id → out_.usage_plans index
+    std::vector<const ymember*> plan_keys;
+    for (const auto& res : resources.members) {
+        const std::string type = resolver_->resource_type(res.key);
+        const bool ours = type == "AWS::ApiGateway::ApiKey" ||
+                          type == "AWS::ApiGateway::UsagePlan" ||
+                          type == "AWS::ApiGateway::UsagePlanKey";
+        if (type == "AWS::ApiGateway::Authorizer" || type == "AWS::ApiGatewayV2::Authorizer") {
+            out_.warnings.push_back(warning_key_text(
+                res, res.value.path,
+                type + " attaches to AWS::ApiGateway(V2) methods and routes, which are not "
+                       "loaded; declare the authorizer in the Auth of an AWS::Serverless::Api "
+                       "or HttpApi"));
+            continue;
+        }
+        if (!ours) continue;
+        if (!resolver_->resource_enabled(res.key)) continue;
+        const ynode empty = ynode::make_map(res.value.where, join_path(res.value.path, "Properties"));
+        const ynode* raw = res.value.find("Properties");
+        const ynode props = raw && !raw->is_null() ? resolver_->resolve(expect_map(*raw, "Properties"))
+                                                   : empty;
+        if (type == "AWS::ApiGateway::ApiKey") {
+            api_key k;
+            k.name = res.key;
+            k.where = res.key_where;
+            if (auto v = value(props, "Value")) k.value = expect_string(*v, "Value");
+            if (auto v = value(props, "Enabled")) k.enabled = read_bool(*v, "Enabled");
+            out_.api_keys.push_back(std::move(k));
+        } else if (type == "AWS::ApiGateway::UsagePlan") {
+            usage_plan p;
+            p.name = res.key;
+            p.where = res.key_where;
+            const ynode* stages_raw = raw ? raw->find("ApiStages") : nullptr;
+            if (stages_raw && stages_raw->is_sequence()) {
+                for (const auto& st : stages_raw->items) {
+                    expect_map(st, "an API stage");
+                    const ynode* id = st.find("ApiId");
+                    if (!id) fail(st, res.key + ": ApiStages items need an ApiId");
+                    std::string target;
+                    if (intrinsic_name(*id) == "Ref" && id->members.front().value.is_scalar())
+                        target = id->members.front().value.text;
+                    const api* a = target.empty() ? nullptr : out_.find_api(target);
+                    if (!a || a->kind != api_kind::rest) {
+                        fail(*id, "ApiId must be !Ref to a REST API of this template "
+                                  "(AWS::Serverless::Api or ServerlessRestApi)");
+                    }
+                    if (const ynode* stage = st.find("Stage")) {
+                        const ynode s = resolver_->resolve(*stage);
+                        if (s.is_scalar() && s.text != a->stage) {
+                            out_.warnings.push_back(warning_text(
+                                *stage, "stage " + s.text + " is not " + a->id + "'s stage " +
+                                            a->stage + "; the plan applies to the one it serves"));
+                        }
+                    }
+                    p.api_ids.push_back(target);
+                }
+            } else if (stages_raw) {
+                expect_sequence(*stages_raw, "ApiStages");
+            }
+            read_limits(props, p, out_.warnings);
+            plan_index[res.key] = out_.usage_plans.size();
+            out_.usage_plans.push_back(std::move(p));
+        } else {
+            plan_keys.push_back(&res);
+        }
+    }
+    for (const ymember* res : plan_keys) {
+        const ynode* raw = res->value.find("Properties");
+        if (!raw || !raw->is_map()) fail(res->value, res->key + " needs KeyId and UsagePlanId");
+        auto ref_of = [&](const char* key, const std::string& type) {
+            const ynode* n = raw->find(key);
+            if (!n) fail(*raw, res->key + " needs a " + key);
+            if (intrinsic_name(*n) != "Ref" || !n->members.front().value.is_scalar() ||
+                resolver_->resource_type(n->members.front().value.text) != type)
+                fail(*n, std::string(key) + " must be !Ref to an " + type + " of this template");
+            return n->members.front().value.text;
+        };
+        const std::string key = ref_of("KeyId", "AWS::ApiGateway::ApiKey");
+        const std::string plan = ref_of("UsagePlanId", "AWS::ApiGateway::UsagePlan");
+        auto it = plan_index.find(plan);
+        if (it == plan_index.end()) continue;  // excluded by its Condition
+        out_.usage_plans[it->second].keys.push_back(key);
+    }
+}
+
+namespace {
 
 } // namespace
 

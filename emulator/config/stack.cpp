@@ -91,7 +91,97 @@ void validate(const stack& s) {
     }
 }
 
+std::string kind_name(authorizer::type t) {
+    switch (t) {
+    case authorizer::type::token: return "TOKEN";
+    case authorizer::type::request: return "REQUEST";
+    case authorizer::type::jwt: return "JWT";
+    }
+    return "";
+}
+
+// Authorization, API keys and usage plans, whichever loader and coldbrew.yaml produced them:
+// the rules API Gateway enforces at deploy (TOKEN authorizers exist only on REST APIs, JWT
+// authorizers only on HTTP APIs, API keys and usage plans only on REST APIs: API Gateway
+// developer guide, "Choose between REST APIs and HTTP APIs").
 } // namespace
+
+void check_access(stack& s) {
+    for (const auto& a : s.apis) {
+        for (const auto& z : a.authorizers) {
+            const bool rest = a.kind == api_kind::rest;
+            if ((z.kind == authorizer::type::token && !rest) ||
+                (z.kind == authorizer::type::jwt && rest)) {
+                throw config_error(z.where, "",
+                                   "authorizer " + z.name + " of " + a.id + ": a " +
+                                       kind_name(z.kind) + " authorizer exists only on " +
+                                       (rest ? "HTTP" : "REST") + " APIs");
+            }
+            if (z.kind != authorizer::type::jwt && !s.find_function(z.function)) {
+                throw config_error(z.where, "",
+                                   "authorizer " + z.name + " of " + a.id +
+                                       " names function " + z.function +
+                                       ", which is not a function of this stack");
+            }
+        }
+    }
+    for (const auto& r : s.routes) {
+        const api* a = s.find_api(r.api_id);
+        if (!a) continue;  // validate() reports it
+        if (!r.authorizer.empty() &&
+            std::none_of(a->authorizers.begin(), a->authorizers.end(),
+                         [&](const authorizer& z) { return z.name == r.authorizer; })) {
+            throw config_error(r.where, "",
+                               "route " + r.method + " " + r.path + " names authorizer " +
+                                   r.authorizer + ", which " + a->id + " does not declare");
+        }
+        if (r.api_key_required && a->kind != api_kind::rest) {
+            throw config_error(r.where, "",
+                               "route " + r.method + " " + r.path + " on " + a->id +
+                                   " requires an API key; only REST APIs have API keys");
+        }
+    }
+    for (const auto& p : s.usage_plans) {
+        for (const auto& id : p.api_ids) {
+            const api* a = s.find_api(id);
+            if (!a || a->kind != api_kind::rest) {
+                throw config_error(p.where, "",
+                                   "usage plan " + p.name + " names " + id +
+                                       ", which is not a REST API of this stack");
+            }
+        }
+        for (const auto& k : p.keys) {
+            if (std::none_of(s.api_keys.begin(), s.api_keys.end(),
+                             [&](const api_key& key) { return key.name == k; })) {
+                throw config_error(p.where, "",
+                                   "usage plan " + p.name + " names API key " + k +
+                                       ", which is not defined");
+            }
+        }
+    }
+    // API Gateway answers 403 Forbidden to a key-required method unless the key belongs to a
+    // usage plan that covers the API's stage ("Choose an API key source" / usage plans guide).
+    for (const auto& a : s.apis) {
+        const auto needs_key = std::find_if(s.routes.begin(), s.routes.end(), [&](const route& r) {
+            return r.api_id == a.id && r.api_key_required;
+        });
+        if (needs_key == s.routes.end()) continue;
+        const bool covered = std::any_of(s.usage_plans.begin(), s.usage_plans.end(),
+                                         [&](const usage_plan& p) {
+                                             return !p.keys.empty() &&
+                                                    std::find(p.api_ids.begin(), p.api_ids.end(),
+                                                              a.id) != p.api_ids.end();
+                                         });
+        if (!covered) {
+            s.warnings.push_back(format_config_error(
+                needs_key->where, "",
+                a.id + " has routes that require an API key but no usage plan with a key "
+                       "covers it: every such request gets 403 Forbidden, as on AWS; add one "
+                       "with `api_keys` in coldbrew.yaml"));
+        }
+    }
+}
+
 
 const function* stack::find_function(std::string_view name) const {
     auto it = std::find_if(functions.begin(), functions.end(),
@@ -171,6 +261,7 @@ stack load_stack(const std::filesystem::path& path, const load_options& options)
     }
     apply_coldbrew_file(options_file, out);
     validate(out);
+    check_access(out);
     return out;
 }
 

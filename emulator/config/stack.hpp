@@ -451,4 +451,13 @@ struct load_options {
 // warnings in stack::warnings, not errors.
 stack load_stack(const std::filesystem::path& path, const load_options& options);
 
+// The checks load_stack runs on authorization once the template and coldbrew.yaml are both
+// applied, whichever loader produced the stack: a route's authorizer is one of its API's; a
+// TOKEN or REQUEST authorizer's function is a function of the stack (config_error at the
+// authorizer); TOKEN authorizers only on REST APIs, JWT only on HTTP APIs; api_key_required
+// only on REST; usage plans name REST APIs and API keys of the stack. A REST API with
+// key-required routes that no usage plan with a key covers gets a warning (every such request
+// gets 403 Forbidden, as on AWS).
+void check_access(stack& s);
+
 }  // namespace coldbrew::config

@@ -1073,64 +1073,6 @@ TEST_CASE("SAM path variables that may coexist", "[unit]") {
     CHECK(s.routes.size() == 5);
 }
 
-TEST_CASE("SAM Cors and Auth are declared but not emulated: one warning each", "[unit]") {
-    temp_app app;
-    const auto s = app.sam(with_props(R"(      Events:
-        Secured:
-          Type: Api
-          Properties:
-            RestApiId: !Ref MyApi
-            Path: /s
-            Method: get
-            Auth: {Authorizer: MyCognito}
-        Open:
-          Type: Api
-          Properties:
-            RestApiId: !Ref MyApi
-            Path: /o
-            Method: get
-            Auth: {Authorizer: NONE}
-)",
-                                      R"(Globals:
-  Api:
-    Cors: "'*'"
-  HttpApi:
-    CorsConfiguration: {AllowOrigins: ['*']}
-    Auth: {EnableIamAuthorizer: true}
-)") + R"(  MyApi:
-    Type: AWS::Serverless::Api
-    Properties:
-      StageName: prod
-      Cors: {AllowOrigin: "'*'"}
-      Auth:
-        DefaultAuthorizer: MyCognito
-        Authorizers: {MyCognito: {UserPoolArn: arn:aws:cognito-idp:us-east-1:1:userpool/x}}
-  MyHttp:
-    Type: AWS::Serverless::HttpApi
-    Properties:
-      CorsConfiguration: true
-)");
-    const std::string cors =
-        "Cors is not emulated yet: preflight OPTIONS requests are not answered";
-    const std::string auth =
-        "Auth is not emulated yet: requests reach the function unauthenticated";
-    auto count = [&](const std::string& text) {
-        return std::count_if(s.warnings.begin(), s.warnings.end(),
-                             [&](const std::string& w) { return contains(w, text); });
-    };
-    CHECK(count(cors) == 4);
-    CHECK(count(auth) == 3); // Authorizer: NONE asks for nothing
-    const std::string file = (app.dir() / "template.yaml").string();
-    CHECK(any_contains(s.warnings, file + ":4:5: Globals.Api.Cors: " + cors));
-    CHECK(any_contains(s.warnings, "Globals.HttpApi.CorsConfiguration: " + cors));
-    CHECK(any_contains(s.warnings, "Globals.HttpApi.Auth: " + auth));
-    CHECK(any_contains(s.warnings, "Resources.MyApi.Properties.Cors: " + cors));
-    CHECK(any_contains(s.warnings, "Resources.MyApi.Properties.Auth: " + auth));
-    CHECK(any_contains(s.warnings, "Resources.MyHttp.Properties.CorsConfiguration: " + cors));
-    CHECK(any_contains(
-        s.warnings, "Resources.HelloFunction.Properties.Events.Secured.Properties.Auth: " + auth));
-}
-
 TEST_CASE("SAM missing required property next to a misspelt one says so, at the typo", "[unit]") {
     temp_app app;
     auto e = error_of([&] {
