@@ -218,18 +218,6 @@ std::string value_hint(std::string_view word, std::span<const std::string_view> 
     return best ? " (did you mean " + *best + "?)" : "";
 }
 
-void warn_cors_not_emulated(const ymember& key, const std::string& path,
-                            std::vector<std::string>& warnings) {
-    warnings.push_back(warning_key_text(
-        key, path, "Cors is not emulated yet: preflight OPTIONS requests are not answered"));
-}
-
-void warn_auth_not_emulated(const ymember& key, const std::string& path,
-                            std::vector<std::string>& warnings) {
-    warnings.push_back(warning_key_text(
-        key, path, "Auth is not emulated yet: requests reach the function unauthenticated"));
-}
-
 void read_environment(const ynode& vars, std::map<std::string, std::string>& out,
                       std::vector<std::string>& warnings) {
     if (vars.is_null()) return;

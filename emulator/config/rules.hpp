@@ -97,13 +97,6 @@ std::string expect_choice(const ynode& v, std::string_view what,
 // A percentage written 99.95 or "99.95%", in (0, 100] (an SLA, an availability).
 double expect_percent(const ynode& v, std::string_view what);
 
-// Warnings, one per occurrence, for API features a template declares and coldbrew does not
-// emulate yet, in the same words for both template formats.
-void warn_cors_not_emulated(const ymember& key, const std::string& path,
-                            std::vector<std::string>& warnings);
-void warn_auth_not_emulated(const ymember& key, const std::string& path,
-                            std::vector<std::string>& warnings);
-
 // Copies environment variables from an already-resolved map into `out`. Values that are not
 // scalars (unresolvable intrinsics, nested maps) become "" with a warning, and null becomes "",
 // as sam local does (`samcli/local/lambdafn/env_vars.py`); unquoted True/False are lower-cased.
