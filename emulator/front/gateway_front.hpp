@@ -5,11 +5,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string_view>
 
+#include "emulator/authorizers/authorizers.hpp"
 #include "emulator/config/stack.hpp"
 #include "emulator/front/executor.hpp"
+#include "emulator/gateway/api_keys.hpp"
 #include "emulator/gateway/gateway.hpp"
+#include "emulator/jwt/jwt.hpp"
 
 namespace coldbrew::front {
 
@@ -20,11 +24,26 @@ using function_lookup = std::function<function_target*(std::string_view name)>;
 // API Gateway payload quota: 10 MB (shared spec §4.6 [APIGW-LIMITS]).
 inline constexpr std::size_t gateway_max_payload_bytes = 10 * 1024 * 1024;
 
+// The keys of the stack's JWT authorizers, loaded at start (jwt::load_keys), by
+// jwt_keys_name(api, authorizer).
+using jwt_key_sets = std::map<std::string, jwt::key_set>;
+std::string jwt_keys_name(const config::api& api, const config::authorizer& a);
+
+class gateway_front;
+class gateway_protocol;
+
 class gateway_front {
 public:
-    // `stack`, `ex`, `clock` and `rng` must outlive it.
+    // `stack`, `ex`, `clock`, `rng` and `scheduler` must outlive it. Every API key of the
+    // stack has its value. `scheduler` gives the modeled time the authorizer result cache and
+    // the usage plans' buckets run on.
     gateway_front(const config::stack& stack, executor& ex, const coldbrew::clock& clock,
-                  const models::random_source& rng, function_lookup find);
+                  const models::random_source& rng, function_lookup find,
+                  sched::scheduler& scheduler, jwt_key_sets jwt_keys = {});
+
+    // Forgets cached authorizer results and refills the usage plans' buckets and quotas (the
+    // admin API's counter reset).
+    void reset_access();
 
     // The server's request handler. A bug answers API Gateway's 500 and is counted as an
     // emulator error; no exception leaves.
@@ -33,7 +52,17 @@ public:
     std::function<http::response(http::parse_failure)> parse_failure_answer();
 
 private:
+    friend class gateway_protocol;
     void route(http::request req, const std::shared_ptr<request>& r);
+    void preflight(http::request req, const std::shared_ptr<request>& r,
+                   gateway::route_table::preflight_match pm, const std::string& request_id,
+                   std::uint64_t index);
+    void guarded(http::request req, const std::shared_ptr<request>& r, gateway::route_match match,
+                 gateway::request_info info, const std::string& route_key,
+                 std::optional<http::response> mock);
+    std::optional<http::response> check_api_key(gateway_protocol& p, std::string_view key);
+    gateway::request_info request_info_for(const http::request& req, const std::string& request_id,
+                                           std::uint64_t index) const;
 
     const config::stack& stack_;
     executor& ex_;
@@ -43,6 +72,12 @@ private:
     gateway::route_table routes_;
     config::api_kind default_kind_ = config::api_kind::rest;
     std::uint64_t next_request_index_ = 0;
+    sched::scheduler& scheduler_;
+    jwt_key_sets jwt_keys_;
+    authorizers::result_cache auth_cache_;
+    gateway::api_key_gate api_keys_;
+    // The OPTIONS routes of guarded REST preflights, made when first asked for.
+    std::map<std::string, config::route> preflight_routes_;
 };
 
 }  // namespace coldbrew::front

@@ -118,7 +118,7 @@ struct fixture {
         auto find = [this](std::string_view name) -> front::function_target* {
             return name == "Hello" || name == "hello-fn" ? &pool : nullptr;
         };
-        gateway = std::make_unique<front::gateway_front>(stack, *ex, clock, rng, find);
+        gateway = std::make_unique<front::gateway_front>(stack, *ex, clock, rng, find, sched);
         invoke = std::make_unique<front::invoke_front>(
             stack, *ex, clock, rng, find,
             [this](const std::string&, const std::string&, std::string) { ++queued; });
@@ -555,4 +555,137 @@ TEST_CASE("executor: a phantom-after reset whose client leaves ends at once", "[
     CHECK(!c->was_reset);
     CHECK(f.gw().injected_fault == 1);
     CHECK(f.fired() == 1);
+}
+
+namespace {
+
+// GET /hello behind a REST Lambda TOKEN authorizer "TokenAuth" run by the function Auth.
+struct auth_fixture {
+    auth_fixture() {
+        auth.fn.name = "Auth";
+        auth.fn.function_name = "auth-fn";
+        config::authorizer a;
+        a.name = "TokenAuth";
+        a.kind = config::authorizer::type::token;
+        a.function = "Auth";
+        a.identity_sources = {"method.request.header.Authorization"};
+        a.result_ttl_s = 60;
+        f.stack.functions.push_back(auth.fn);
+        f.stack.apis[0].authorizers.push_back(a);
+        f.stack.routes[0].authorizer = "TokenAuth";
+        auto find = [this](std::string_view name) -> front::function_target* {
+            if (name == "Auth") return &auth;
+            return name == "Hello" ? &f.pool : nullptr;
+        };
+        f.gateway = std::make_unique<front::gateway_front>(f.stack, *f.ex, f.clock, f.rng, find, f.sched);
+    }
+    std::shared_ptr<fake_client> get(const std::string& token) {
+        auto c = std::make_shared<fake_client>();
+        http::request req;
+        req.method = "GET";
+        req.target = "/hello";
+        if (!token.empty()) req.headers.emplace_back("Authorization", token);
+        f.gateway->handle(std::move(req), http::responder(c));
+        return c;
+    }
+    static std::string policy(const std::string& effect) {
+        return json{{"principalId", "ada"},
+                    {"policyDocument",
+                     {{"Version", "2012-10-17"},
+                      {"Statement",
+                       {{{"Action", "execute-api:Invoke"}, {"Effect", effect}, {"Resource", "*"}}}}}},
+                    {"context", {{"tier", "gold"}}}}
+            .dump();
+    }
+    fixture f;
+    fake_pool auth;
+};
+
+}  // namespace
+
+TEST_CASE("executor: a Lambda authorizer is called first and its context reaches the function",
+          "[unit]") {
+    auth_fixture a;
+    auto missing = a.get("");
+    REQUIRE(missing->got);
+    CHECK(missing->got->status == 401);
+    CHECK(a.auth.calls.empty());
+
+    auto c = a.get("Bearer t1");
+    REQUIRE(a.auth.calls.size() == 1);
+    const auto event = json::parse(a.auth.calls[0].payload);
+    CHECK(event["type"] == "TOKEN");
+    CHECK(event["authorizationToken"] == "Bearer t1");
+    CHECK(a.f.pool.calls.empty());
+    a.auth.answer(0, functions::outcome::success, auth_fixture::policy("Allow"));
+    REQUIRE(a.f.pool.calls.size() == 1);
+    const auto ctx = json::parse(a.f.pool.calls[0].payload)["requestContext"]["authorizer"];
+    CHECK(ctx["principalId"] == "ada");
+    CHECK(ctx["tier"] == "gold");
+    a.f.pool.answer(0);
+    REQUIRE(c->got);
+    CHECK(c->got->status == 200);
+
+    // Cached for the TTL (modeled time), then asked again.
+    a.get("Bearer t1");
+    CHECK(a.auth.calls.size() == 1);
+    CHECK(a.f.pool.calls.size() == 2);
+    a.f.pool.answer(1);
+    a.f.sched.advance(60001);
+    a.get("Bearer t1");
+    CHECK(a.auth.calls.size() == 2);
+
+    auto denied = a.get("Bearer t2");
+    a.auth.answer(2, functions::outcome::success, auth_fixture::policy("Deny"));
+    REQUIRE(denied->got);
+    CHECK(denied->got->status == 403);
+    auto failed = a.get("Bearer t3");
+    a.auth.answer(3, functions::outcome::function_error, R"({"errorMessage":"boom"})");
+    REQUIRE(failed->got);
+    CHECK(failed->got->status == 500);
+    CHECK(a.f.gw().handler_error == 1);
+    CHECK(a.f.pool.calls.size() == 2);
+}
+
+TEST_CASE("executor: the authorizer is decided apart, by the rules naming its function", "[unit]") {
+    auth_fixture a;
+    // A route-only rule stays with the integration; a rule naming Auth acts on the authorizer.
+    a.f.rule({{"name", "route-delay"}, {"route", "GET /hello"},
+              {"fault", {{"kind", "delay"}, {"duration", "fixed(100ms)"}}}});
+    a.f.rule({{"name", "auth-down"}, {"function", "Auth"}, {"first", 1},
+              {"fault", {{"kind", "function_error"}, {"mode", "handler"},
+                         {"error_type", "Error"}, {"error_message", "unreachable"}}}});
+    auto c = a.get("Bearer t1");
+    REQUIRE(c->got);  // answered without invoking the authorizer or the function
+    CHECK(c->got->status == 500);
+    CHECK(c->header(front::fault_header).find("rule=auth-down") != std::string::npos);
+    CHECK(a.auth.calls.empty());
+    CHECK(a.f.gw().injected_fault == 1);
+    CHECK(a.f.faults.counters().by_rule.at("auth-down") == 1);
+    CHECK(a.f.faults.counters().by_rule.count("route-delay") == 0);
+
+    // The next request: the authorizer runs, then the route's own decision (its delay).
+    auto d = a.get("Bearer t1");
+    REQUIRE(a.auth.calls.size() == 1);
+    a.auth.answer(0, functions::outcome::success, auth_fixture::policy("Allow"));
+    CHECK(a.f.pool.calls.empty());
+    a.f.sched.advance(100);
+    REQUIRE(a.f.pool.calls.size() == 1);
+    a.f.pool.answer(0);
+    REQUIRE(d->got);
+    CHECK(d->got->status == 200);
+    CHECK(a.f.faults.counters().by_rule.at("route-delay") == 1);
+    CHECK(a.f.fired() == a.f.injected_outcomes());
+
+    // An injected Unauthorized from the authorizer is API Gateway's 401.
+    std::vector<mf::rule> more;
+    more.push_back(mf::parse_rule(json{{"name", "auth-401"}, {"function", "auth-fn"},
+                                       {"fault", {{"kind", "function_error"}, {"mode", "handler"},
+                                                  {"error_type", "Error"},
+                                                  {"error_message", "Unauthorized"}}}},
+                                  a.f.registry, "x"));
+    a.f.faults.add_rules(std::move(more), a.f.sched.now_ms());
+    auto u = a.get("Bearer fresh");
+    REQUIRE(u->got);
+    CHECK(u->got->status == 401);
 }
