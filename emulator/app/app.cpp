@@ -95,7 +95,8 @@ app::app(const config::stack& stack, app_dependencies deps)
     executor_ = std::make_unique<front::executor>(std::move(ed));
     gateway_ = std::make_unique<front::gateway_front>(
         stack_, *executor_, *deps_.clock, *deps_.rng,
-        [this](std::string_view name) { return find_target(name, false); });
+        [this](std::string_view name) { return find_target(name, false); }, *deps_.scheduler,
+        std::move(deps_.jwt_keys));
     invoke_front_ = std::make_unique<front::invoke_front>(
         stack_, *executor_, *deps_.clock, *deps_.rng,
         [this](std::string_view name) { return find_target(name, true); },
@@ -145,7 +146,27 @@ app::~app() {
     pools_.clear();
 }
 
+front::jwt_key_sets load_jwt_keys(const config::stack& stack) {
+    front::jwt_key_sets out;
+    for (const auto& api : stack.apis)
+        for (const auto& a : api.authorizers)
+            if (a.kind == config::authorizer::type::jwt)
+                out.emplace(front::jwt_keys_name(api, a), jwt::load_keys(a, stack.template_file));
+    return out;
+}
+
+void draw_api_keys(config::stack& stack, const models::random_source& rng) {
+    static constexpr char alphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    for (auto& k : stack.api_keys) {
+        if (!k.value.empty()) continue;
+        for (std::uint64_t i = 0; i < 40; ++i)
+            k.value += alphabet[static_cast<std::size_t>(rng.uniform("api-key", k.name, i) * 62) % 62];
+    }
+}
+
 void app::reset_counters() {
+    gateway_->reset_access();
     executor_->reset_counters();
     request_stats_->reset();
     for (auto& [_, p] : pools_) p->reset_stats();

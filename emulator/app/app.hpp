@@ -53,7 +53,17 @@ struct app_dependencies {
     // Modeled time (required): every modeled wait and rate of the app goes through it.
     sched::scheduler* scheduler = nullptr;
     supervisor::memory_limiter* memory = nullptr;  // null: MemorySize not enforced
+    // The keys of the stack's JWT authorizers (load_jwt_keys), by front::jwt_keys_name.
+    front::jwt_key_sets jwt_keys = {};
 };
+
+// Loads the keys of every JWT authorizer of the stack (jwt::load_keys: files, URLs, or the
+// issuer's discovery), before anything listens. Throws config::config_error.
+front::jwt_key_sets load_jwt_keys(const config::stack& stack);
+
+// Gives every API key without a value one drawn from `rng` (40 alphanumeric characters, as
+// API Gateway generates them), keyed by the key's name: the same seed gives the same keys.
+void draw_api_keys(config::stack& stack, const models::random_source& rng);
 
 class app {
 public:

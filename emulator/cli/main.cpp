@@ -325,6 +325,47 @@ void print_models(const config::stack& s, const functions::stack_models& m, std:
 
 const char* kind_name(config::api_kind k) { return k == config::api_kind::rest ? "REST" : "HTTP"; }
 
+// What guards the routes: authorizers, CORS, API keys with their usage plans (a drawn key's
+// value is printed, as serverless-offline prints its key, so a test can send it).
+void print_access(const config::stack& s, std::ostream& out) {
+    bool any = !s.api_keys.empty();
+    for (const auto& a : s.apis) any = any || !a.authorizers.empty() || a.cors || !a.path_cors.empty();
+    if (!any) return;
+    out << "Access:\n";
+    for (const auto& a : s.apis) {
+        for (const auto& z : a.authorizers) {
+            static constexpr const char* kinds[] = {"Lambda TOKEN", "Lambda REQUEST", "JWT"};
+            out << "  " << a.id << " authorizer " << z.name << "  "
+                << kinds[static_cast<int>(z.kind)];
+            if (!z.function.empty()) out << " -> " << z.function;
+            if (!z.payload_format_version.empty())
+                out << "  payload " << z.payload_format_version
+                    << (z.simple_responses ? " simple responses" : "");
+            if (z.kind == config::authorizer::type::jwt) out << "  issuer " << z.issuer;
+            else out << "  cache " << z.result_ttl_s << " s";
+            out << "\n";
+        }
+        if (a.cors || !a.path_cors.empty())
+            out << "  " << a.id << " CORS"
+                << (a.kind == config::api_kind::rest ? " (OPTIONS mock on its paths)"
+                                                     : " (preflight answered by the gateway)")
+                << "\n";
+    }
+    for (const auto& k : s.api_keys) {
+        out << "  API key " << k.name << "  x-api-key: "
+            << (k.value.empty() ? std::string("(drawn from the seed at start)") : k.value)
+            << (k.enabled ? "" : "  (disabled)");
+        for (const auto& p : s.usage_plans)
+            if (std::find(p.keys.begin(), p.keys.end(), k.name) != p.keys.end()) {
+                out << "  plan " << p.name;
+                if (p.rate_limit) out << " rate " << *p.rate_limit << "/s";
+                if (p.burst_limit) out << " burst " << *p.burst_limit;
+                if (p.quota_limit) out << " quota " << *p.quota_limit << "/" << p.quota_period;
+            }
+        out << "\n";
+    }
+}
+
 void print_stack(const config::stack& s, std::ostream& out, const std::string& base_url) {
     out << "Template: " << s.template_file.string() << " ("
         << (s.kind == config::stack::source_kind::sam ? "SAM" : "serverless.yml") << ")\n";
@@ -347,6 +388,7 @@ void print_stack(const config::stack& s, std::ostream& out, const std::string& b
             << r.api_id << ", stage " << (api ? api->stage : "?") << ", payload "
             << r.payload_format_version << ")\n";
     }
+    print_access(s, out);
     for (const auto& w : s.warnings) out << "warning: " << w << "\n";
 }
 
@@ -680,6 +722,10 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     // The one place the run's time_scale becomes waits and rates.
     sched::uv_scheduler scheduler(&lo.loop, clock, stack.settings.time_scale);
     models::random_source rng(seed);
+    app::draw_api_keys(stack, rng);
+    // A JWT authorizer's keys are read before anything listens: unreadable keys are a config
+    // error, not a 401 on every request.
+    auto jwt_keys = app::load_jwt_keys(stack);
     stream_log_sink sink(stdout);
     run_telemetry tel;
     if (std::string why; !setup_telemetry(tf, stack, &lo.loop, clock, sink, tel, why)) {
@@ -697,7 +743,8 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     deps.traces = tel.traces.get();
     deps.scheduler = &scheduler;
     deps.memory = rm.memory.get();
-    auto application = std::make_unique<app::app>(stack, deps);
+    deps.jwt_keys = std::move(jwt_keys);
+    auto application = std::make_unique<app::app>(stack, std::move(deps));
     if (auto lec = application->start_gateway()) {
         std::fprintf(stderr, "coldbrew: cannot listen on %s:%d: %s\n", stack.settings.host.c_str(),
                      stack.settings.gateway_port, lec.message().c_str());
@@ -887,7 +934,7 @@ int run_invoke(const load_flags& lf, const std::string& function, const std::str
                                runtimes_dir(), host_env()};
     deps.scheduler = &scheduler;
     deps.memory = rm.memory.get();
-    auto application = std::make_unique<app::app>(stack, deps);
+    auto application = std::make_unique<app::app>(stack, std::move(deps));
     int rc = 0;
     functions::invocation inv;
     inv.payload = std::move(event);
