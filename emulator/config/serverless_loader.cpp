@@ -260,8 +260,9 @@ bool is_literal_fallback(const std::string& s) {
     return digits;
 }
 
-// serverless' getLambdaLayerLogicalId: "my-layer" → "MyDashlayerLambdaLayer".
-std::string layer_logical_id(const std::string& name) {
+// serverless' naming.js normalization of a name into a CloudFormation logical id: '-' is
+// "Dash", '_' is "Underscore", the first letter upper case ("my-layer" → "MyDashlayer").
+std::string normalized_name(const std::string& name) {
     std::string out;
     for (char c : name) {
         if (c == '-') {
@@ -273,8 +274,11 @@ std::string layer_logical_id(const std::string& name) {
         }
     }
     if (!out.empty()) out[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[0])));
-    return out + "LambdaLayer";
+    return out;
 }
+
+// serverless' getLambdaLayerLogicalId: "my-layer" → "MyDashlayerLambdaLayer".
+std::string layer_logical_id(const std::string& name) { return normalized_name(name) + "LambdaLayer"; }
 
 // ---- authorizers, CORS, API keys (serverless v3 lib/plugins/aws/package/compile/events/) ----
 
@@ -315,20 +319,7 @@ void add_unique(std::vector<std::string>& to, const std::vector<std::string>& ad
 
 // serverless' getNormalizedFunctionName + "LambdaFunction": the function's CloudFormation id,
 // which `Fn::GetAtt: [HelloLambdaFunction, Arn]` names.
-std::string lambda_logical_id(const std::string& key) {
-    std::string out;
-    for (char c : key) {
-        if (c == '-') {
-            out += "Dash";
-        } else if (c == '_') {
-            out += "Underscore";
-        } else {
-            out += c;
-        }
-    }
-    if (!out.empty()) out[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[0])));
-    return out + "LambdaFunction";
-}
+std::string lambda_logical_id(const std::string& key) { return normalized_name(key) + "LambdaFunction"; }
 
 // naming.js extractAuthorizerNameFromArn: the last '-' part of the ARN's last ':' part
 // ("arn:…:function:shop-dev-auth" → "auth").

@@ -427,7 +427,7 @@ void gateway_front::guarded(http::request req, const std::shared_ptr<request>& r
         auto keys = jwt_keys_.find(jwt_keys_name(api, *authorizer));
         jwt::requirements need{authorizer->issuer, authorizer->audience, route.authorization_scopes};
         jwt::verdict v;
-        if (!id.complete || keys == jwt_keys_.end()) {
+        if (!id.complete || id.values.empty() || keys == jwt_keys_.end()) {
             v.status = 401;
             v.error_description = id.complete ? "no keys" : "missing token";
         } else {
