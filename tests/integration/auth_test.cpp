@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <string>
 
@@ -216,7 +217,9 @@ TEST_CASE("auth: CORS preflight on a REST and an HTTP API", "[integration]") {
 
 TEST_CASE("auth: a fault rule naming the authorizer function acts on its invocation",
           "[integration]") {
-    auth_app app;
+    temp_dir out;
+    const auto trace_file = out.path() / "traces.jsonl";
+    auth_app app({"--trace-file", trace_file.string()});
     auto added = http_request(app.admin, "POST", "/faults", json{
         {"name", "authorizer-down"},
         {"function", "TokenAuthorizer"},
@@ -236,4 +239,23 @@ TEST_CASE("auth: a fault rule naming the authorizer function acts on its invocat
     auto counters = json::parse(http_request(app.admin, "GET", "/counters").body);
     CHECK(counters["requests"]["gateway"]["injected_fault"] == 1);
     app.stop();
+
+    // The authorizer's call is a span of its own, named for its function, in both traces.
+    std::ifstream in(trace_file);
+    int authorizer_spans = 0;
+    for (std::string line; std::getline(in, line);) {
+        const auto doc = json::parse(line);  // kept: the loop below reads into it
+        for (const auto& rs : doc["resourceSpans"])
+            for (const auto& ss : rs["scopeSpans"])
+                for (const auto& span : ss["spans"]) {
+                    if (span["name"] != "gateway.authorizer") continue;
+                    ++authorizer_spans;
+                    bool named = false;
+                    for (const auto& a : span["attributes"])
+                        named |= a["key"] == "faas.invoked_name" &&
+                                 a["value"]["stringValue"] == "TokenAuthorizer";
+                    CHECK(named);
+                }
+    }
+    CHECK(authorizer_spans == 2);  // the injected failure's call included
 }
