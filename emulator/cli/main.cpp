@@ -349,6 +349,9 @@ void print_access(const config::stack& s, std::ostream& out) {
             out << "  " << a.id << " CORS"
                 << (a.kind == config::api_kind::rest ? " (OPTIONS mock on its paths)"
                                                      : " (preflight answered by the gateway)")
+                << (a.preflight_authorizer.empty()
+                        ? std::string()
+                        : ", the mock behind authorizer " + a.preflight_authorizer)
                 << "\n";
     }
     for (const auto& k : s.api_keys) {
@@ -386,7 +389,14 @@ void print_stack(const config::stack& s, std::ostream& out, const std::string& b
         out << "  " << r.method << " " << base_url << (r.path == "$default" ? "/*" : r.path)
             << "  -> " << r.function << "  (" << (api ? kind_name(api->kind) : "?") << " API "
             << r.api_id << ", stage " << (api ? api->stage : "?") << ", payload "
-            << r.payload_format_version << ")\n";
+            << r.payload_format_version << ")";
+        if (!r.authorizer.empty()) out << "  authorizer " << r.authorizer;
+        if (!r.authorization_scopes.empty()) {
+            out << " scopes";
+            for (const auto& sc : r.authorization_scopes) out << " " << sc;
+        }
+        if (r.api_key_required) out << "  API key";
+        out << "\n";
     }
     print_access(s, out);
     for (const auto& w : s.warnings) out << "warning: " << w << "\n";
@@ -1113,6 +1123,9 @@ int main(int argc, char** argv) {
         if (cli.got_subcommand("validate")) {
             std::vector<functions::interpreter> interpreters;
             auto stack = load(lf, &interpreters);
+            // The JWT authorizers' keys, read as `up` reads them: a key that `up` would refuse
+            // fails here too.
+            app::load_jwt_keys(stack);
             auto m = functions::build_models(stack);
             models::faults::fault_registry kinds;
             models::faults::register_builtin_faults(kinds);

@@ -1032,6 +1032,8 @@ void sam_loader::read_access(api& a, const ynode& props) {
     std::string default_authorizer;
     bool api_key_required = false;
     bool default_to_preflight = true;  // ApiAuth AddDefaultAuthorizerToCorsPreflight "Default: True"
+    std::optional<ynode> auth_node;      // where to say the default guards the preflight
+    bool preflight_said = false;
     if (rest) {
         if (auto v = value(props, "ApiKeySourceType")) {
             static constexpr std::array<std::string_view, 2> sources = {"HEADER", "AUTHORIZER"};
@@ -1081,8 +1083,11 @@ void sam_loader::read_access(api& a, const ynode& props) {
         if (rest) {
             if (const ynode* k = auth->find("ApiKeyRequired"))
                 api_key_required = read_bool(*k, "ApiKeyRequired");
-            if (const ynode* p = auth->find("AddDefaultAuthorizerToCorsPreflight"))
+            auth_node = *auth;
+            if (const ynode* p = auth->find("AddDefaultAuthorizerToCorsPreflight")) {
                 default_to_preflight = read_bool(*p, "AddDefaultAuthorizerToCorsPreflight");
+                preflight_said = true;
+            }
             if (const ynode* k = auth->find("AddApiKeyRequiredToCorsPreflight"))
                 read_bool(*k, "AddApiKeyRequiredToCorsPreflight");
             for (const char* key : {"ResourcePolicy", "InvokeRole"}) {
@@ -1107,8 +1112,18 @@ void sam_loader::read_access(api& a, const ynode& props) {
     // ApiAuth AddDefaultAuthorizerToCorsPreflight: SAM puts the default authorizer on the
     // OPTIONS methods it generates for Cors.
     if (rest && default_to_preflight && !default_authorizer.empty() &&
-        (a.cors || !a.path_cors.empty()))
+        (a.cors || !a.path_cors.empty())) {
         a.preflight_authorizer = default_authorizer;
+        // SAM's default surprises: a browser's preflight carries no credentials, so it gets
+        // 401 here as it does once deployed.
+        if (!preflight_said && auth_node)
+            out_.warnings.push_back(warning_text(
+                *auth_node, a.id + ": Cors preflights go through DefaultAuthorizer " +
+                                default_authorizer +
+                                " (AddDefaultAuthorizerToCorsPreflight defaults to true), so a "
+                                "browser's OPTIONS without credentials gets 401; set it to "
+                                "false to answer preflights openly"));
+    }
 }
 
 void sam_loader::read_rest_authorizer(api& a, const ymember& m) {

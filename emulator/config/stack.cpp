@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <optional>
+#include <regex>
 #include <set>
 
 namespace coldbrew::config {
@@ -116,6 +117,18 @@ void check_access(stack& s) {
                                    "authorizer " + z.name + " of " + a.id + ": a " +
                                        kind_name(z.kind) + " authorizer exists only on " +
                                        (rest ? "HTTP" : "REST") + " APIs");
+            }
+            if (!z.validation_expression.empty()) {
+                // API Gateway refuses an expression that is not a regex at deploy; here it
+                // would turn every request away with a 401.
+                try {
+                    std::regex check(z.validation_expression, std::regex::ECMAScript);
+                } catch (const std::regex_error& e) {
+                    throw config_error(z.where, "",
+                                       "authorizer " + z.name + " of " + a.id +
+                                           ": ValidationExpression '" + z.validation_expression +
+                                           "' is not a regular expression (" + e.what() + ")");
+                }
             }
             if (z.kind != authorizer::type::jwt && !s.find_function(z.function)) {
                 throw config_error(z.where, "",

@@ -344,7 +344,14 @@ void executor::decide(const std::shared_ptr<request>& r, const mf::request_facts
     // to it (Envoy's fault filter sits before the router for the same reason). A fault that
     // fired on the request's authorizer is the request's one fault.
     if (r->trace_) r->trace_->begin("fault.decision");
-    if (d.faults && r->fault_.rule.empty()) {
+    // The authorizer's fault was carried out on the authorizer's call: the integration then
+    // runs as planned for no fault (no second delay, no kill of the function).
+    if (r->authorizer_fault_) {
+        r->proto_->integration_request(inv, r->trace_.get());
+        integrate(r, target, std::move(inv));
+        return;
+    }
+    if (d.faults) {
         auto f = facts;
         f.counted_by_caller = true;  // see request::count
         r->fault_ = d.faults->decide(f, d.scheduler->now_ms());
@@ -387,12 +394,15 @@ void executor::authorize(const std::shared_ptr<request>& r, protocol::authorizer
         f.authorizer = true;
         f.counted_by_caller = true;  // see request::count
         r->fault_ = d.faults->decide(f, d.scheduler->now_ms());
+        r->authorizer_fault_ = !r->fault_.rule.empty();
         if (!r->fault_.log_line.empty() && d.decisions) d.decisions->write(r->fault_.log_line);
         trace_decision(r->trace_.get(), r->fault_);
     }
+    // The authorizer's latency (integrationLatency) counts from here, an injected delay in it.
+    const auto called = d.clock->steady();
     const double delay_ms = r->fault_.p.delay_ms;
     if (delay_ms <= 0) {
-        call_authorizer(r, std::move(call), facts, target, std::move(inv));
+        call_authorizer(r, std::move(call), called, facts, target, std::move(inv));
         return;
     }
     // An injected delay on the authorizer is latency of its call, before it is invoked.
@@ -401,23 +411,23 @@ void executor::authorize(const std::shared_ptr<request>& r, protocol::authorizer
         r->trace_->annotate_modeled(delay_ms);
     }
     state_->hold(r);
-    r->wait_ = d.scheduler->after(delay_ms, [this, r, call = std::move(call), facts, &target,
-                                             inv = std::move(inv)]() mutable {
+    r->wait_ = d.scheduler->after(delay_ms, [this, r, call = std::move(call), called, facts,
+                                             &target, inv = std::move(inv)]() mutable {
         r->release();
         if (state_->stopping) {
             r->send(r->proto_->unavailable(), request_end::served);
             return;
         }
-        call_authorizer(r, std::move(call), facts, target, std::move(inv));
+        call_authorizer(r, std::move(call), called, facts, target, std::move(inv));
     });
 }
 
 void executor::call_authorizer(const std::shared_ptr<request>& r, protocol::authorizer_call call,
+                               std::chrono::steady_clock::time_point called,
                                const mf::request_facts& facts, function_target& target,
                                functions::invocation inv) {
     auto& proto = *r->proto_;
     auto& authorizer = *call.target;
-    const auto called = state_->deps.clock->steady();
     if (r->trace_) {
         r->trace_->begin("gateway.authorizer");
         r->trace_->annotate("faas.invoked_name", authorizer.function().name);

@@ -202,6 +202,7 @@ private:
     bool missed_ = false;   // the plan did not happen (the handler answered before the kill)
     bool injected_ = false; // counted as an injected fault
     bool holding_ = false;  // held unanswered on purpose (client sees: hang)
+    bool authorizer_fault_ = false;  // fault_ fired on the authorizer's call
     answer_hook hook_;
 };
 
@@ -251,6 +252,7 @@ private:
                    const models::faults::request_facts& facts, function_target& target,
                    functions::invocation inv);
     void call_authorizer(const std::shared_ptr<request>& r, protocol::authorizer_call call,
+                         std::chrono::steady_clock::time_point called,
                          const models::faults::request_facts& facts, function_target& target,
                          functions::invocation inv);
     void authorized(const std::shared_ptr<request>& r, const functions::invocation_result& res,

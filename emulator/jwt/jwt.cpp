@@ -350,7 +350,9 @@ http::response rejection(const verdict& v, const std::string& request_id) {
 
 key_set load_keys(const config::authorizer& a, const std::filesystem::path& template_file) {
     const config::source_location& where = a.jwks_where.line != 0 ? a.jwks_where : a.where;
-    const std::string key_path = "authorizers." + a.name + ".jwks";
+    // The coldbrew.yaml key when it named the keys; else the error is at the authorizer in
+    // the template, which has no such key.
+    const std::string key_path = a.jwks_where.line != 0 ? "authorizers." + a.name + ".jwks" : "";
     const std::string hint =
         " (coldbrew.yaml `authorizers." + a.name + ".jwks` can name a local JWKS file)";
     constexpr std::chrono::milliseconds timeout{5000};

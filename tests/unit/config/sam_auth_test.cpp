@@ -803,6 +803,14 @@ TEST_CASE("Cross-checks on a stack built by hand", "[unit]") {
         CHECK(e.where().line == 7);
         CHECK(contains(e.message(), "Gone"));
     }
+    SECTION("a ValidationExpression that is not a regular expression, at the authorizer") {
+        token.validation_expression = "^Bearer ([a-z";
+        rest.authorizers.push_back(token);
+        s.apis = {rest};
+        auto e = error_of([&] { config::check_access(s); });
+        CHECK(e.where().line == 7);
+        CHECK(contains(e.message(), "is not a regular expression"));
+    }
     SECTION("TOKEN on an HTTP API") {
         http.authorizers.push_back(token);
         s.apis = {http};

@@ -689,3 +689,23 @@ TEST_CASE("executor: the authorizer is decided apart, by the rules naming its fu
     REQUIRE(u->got);
     CHECK(u->got->status == 401);
 }
+
+TEST_CASE("executor: a delay on the authorizer is waited once, before its call", "[unit]") {
+    auth_fixture a;
+    a.f.rule({{"name", "slow-auth"}, {"function", "Auth"},
+              {"fault", {{"kind", "delay"}, {"duration", "fixed(200ms)"}}}});
+    auto c = a.get("Bearer t1");
+    CHECK(a.auth.calls.empty());
+    a.f.sched.advance(200);
+    REQUIRE(a.auth.calls.size() == 1);
+    a.auth.answer(0, functions::outcome::success, auth_fixture::policy("Allow"));
+    // The integration follows at once: the delay was the authorizer's, not the route's.
+    REQUIRE(a.f.pool.calls.size() == 1);
+    const auto ctx = json::parse(a.f.pool.calls[0].payload)["requestContext"]["authorizer"];
+    CHECK(ctx["integrationLatency"].get<double>() >= 200);
+    a.f.pool.answer(0);
+    REQUIRE(c->got);
+    CHECK(c->got->status == 200);
+    CHECK(c->header(front::fault_header).find("rule=slow-auth") != std::string::npos);
+    CHECK(a.f.gw().injected_fault == 1);
+}
