@@ -176,7 +176,10 @@ std::string build_event_v1(const http::request& req, const route_match& m,
     json ev = json::object();
     if (http_api) ev["version"] = "1.0"; // [HTTP-LAMBDA]
     ev["resource"] = route.path;
-    ev["path"] = http::percent_decode(m.path); // without stage (spec §8)
+    // Without stage (spec §8). REST keeps the client's percent-encoding, HTTP APIs decode
+    // the path (live captures in hotsock/voker#8, cited by middleapi/standard-server#93).
+    const std::string path = http_api ? http::percent_decode(m.path) : m.path;
+    ev["path"] = path;
     ev["httpMethod"] = req.method;
 
     // headers: last value; multiValueHeaders: all values in order (spec §8). REST keeps the
@@ -243,8 +246,8 @@ std::string build_event_v1(const http::request& req, const route_match& m,
     ctx["extendedRequestId"] = info.extended_request_id;
     ctx["httpMethod"] = req.method;
     ctx["identity"] = identity;
-    // Includes the stage, e.g. "/Prod/hello" (spec §8); decoded like `path`.
-    ctx["path"] = detail::stage_path(api, http::percent_decode(m.path));
+    // Includes the stage, e.g. "/Prod/hello" (spec §8); encoded or decoded like `path`.
+    ctx["path"] = detail::stage_path(api, http_api ? http::percent_decode(m.path) : m.path);
     ctx["protocol"] = req.version == 10 ? "HTTP/1.0" : "HTTP/1.1";
     ctx["requestId"] = info.request_id;
     ctx["requestTime"] = format_time(info.epoch_ms);

@@ -128,7 +128,7 @@ TEST_CASE("1.0 REST event: keys in AWS's order, resource and requestContext", "[
                                    "isBase64Encoded"});
     auto ev = json::parse(text);
     CHECK(ev["resource"] == "/pets/{id}");
-    CHECK(ev["path"] == "/pets/a b"); // no stage, decoded
+    CHECK(ev["path"] == "/pets/a%20b"); // no stage, as the client encoded it
     CHECK(ev["httpMethod"] == "GET");
     CHECK(ev["pathParameters"] == json{{"id", "a%20b"}}); // REST: as sent (routing.cpp)
     const auto& ctx = ev["requestContext"];
@@ -146,7 +146,7 @@ TEST_CASE("1.0 REST event: keys in AWS's order, resource and requestContext", "[
     CHECK(ctx["identity"]["sourceIp"] == "192.0.2.7");
     CHECK(ctx["identity"]["userAgent"] == "curl/8");
     CHECK(ctx["identity"]["user"].is_null());
-    CHECK(ctx["path"] == "/Prod/pets/a b"); // stage kept in requestContext.path
+    CHECK(ctx["path"] == "/Prod/pets/a%20b"); // stage kept in requestContext.path
     CHECK(ctx["protocol"] == "HTTP/1.1");
     CHECK(ctx["requestId"] == info().request_id);
     CHECK(ctx["requestTime"] == "04/Mar/2020:19:15:17 +0000");
@@ -221,7 +221,7 @@ TEST_CASE("1.0 REST event: greedy path parameter", "[unit]") {
     auto ev = f.v1(request("GET", "/files/a/b%20c", {{"Host", "h"}}));
     CHECK(ev["resource"] == "/files/{proxy+}");
     CHECK(ev["pathParameters"]["proxy"] == "a/b%20c"); // REST: as sent
-    CHECK(ev["path"] == "/files/a/b c");
+    CHECK(ev["path"] == "/files/a/b%20c");
 }
 
 TEST_CASE("1.0 HTTP API event: version first, lower-case headers, text rule", "[unit]") {
