@@ -207,6 +207,24 @@ private:
     std::string route_key_;
 };
 
+namespace {
+
+// A routed request's trace: its root named for the route, with what it asked and reached.
+void start_route_trace(request& r, const http::request& req, const std::string& trace_id,
+                       const std::string& request_id, const std::string& route_key,
+                       const std::string& function) {
+    r.start_trace(trace_id, request_id, route_key, "gateway.receive");
+    if (auto* t = r.trace()) {
+        t->annotate_root("http.request.method", req.method);
+        t->annotate_root("url.path", std::string(req.path()));
+        t->annotate_root("http.route", route_key);
+        if (!function.empty()) t->annotate_root("faas.invoked_name", function);
+        t->annotate_root("aws.request_id", request_id);
+    }
+}
+
+}  // namespace
+
 std::string jwt_keys_name(const config::api& api, const config::authorizer& a) {
     return api.id + "/" + a.name;
 }
@@ -286,13 +304,7 @@ void gateway_front::preflight(http::request req, const std::shared_ptr<request>&
     const std::string route_key = "OPTIONS " + pm.resource_path;
     r->set_route(route_key);
     auto info = request_info_for(req, request_id, index);
-    r->start_trace(info.trace_id, request_id, route_key, "gateway.receive");
-    if (auto* t = r->trace()) {
-        t->annotate_root("http.request.method", req.method);
-        t->annotate_root("url.path", std::string(req.path()));
-        t->annotate_root("http.route", route_key);
-        t->annotate_root("aws.request_id", request_id);
-    }
+    start_route_trace(*r, req, info.trace_id, request_id, route_key, {});
     auto answer = gateway::preflight_response(*pm.api, *pm.cors, req, request_id);
     const config::authorizer* guard = nullptr;
     if (pm.api->kind == config::api_kind::rest && !pm.api->preflight_authorizer.empty())
@@ -379,14 +391,7 @@ void gateway_front::route(http::request req, const std::shared_ptr<request>& r) 
                                       : match->route->method + " " + match->route->path;
     const auto& function = match->route->function;
     r->set_route(route_key, function);
-    r->start_trace(info.trace_id, request_id, route_key, "gateway.receive");
-    if (auto* t = r->trace()) {
-        t->annotate_root("http.request.method", req.method);
-        t->annotate_root("url.path", std::string(req.path()));
-        t->annotate_root("http.route", route_key);
-        t->annotate_root("faas.invoked_name", function);
-        t->annotate_root("aws.request_id", request_id);
-    }
+    start_route_trace(*r, req, info.trace_id, request_id, route_key, function);
     guarded(std::move(req), r, std::move(*match), std::move(info), route_key, std::nullopt);
 }
 
