@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,7 +62,16 @@ identity read_identity(const config::authorizer& a, const http::request& req,
 // reference). Whole-token matching is unverified (AWS says "match"; SAM's documented example
 // `Bearer.*` reads as a whole-token pattern). The expression is ECMAScript syntax here, which
 // agrees with Java's on the patterns people write; one that does not compile passes nothing.
-bool token_passes(const config::authorizer& a, std::string_view token);
+// Compiled once per authorizer, when the gateway starts: matching is on every request.
+class token_validator {
+public:
+    explicit token_validator(const config::authorizer& a);
+    bool passes(std::string_view token) const;
+
+private:
+    bool any_ = true;               // no expression: every token passes
+    std::optional<std::regex> re_;  // nullopt with !any_: the expression does not compile
+};
 
 // "arn:aws:execute-api:{region}:{account}:{api id}/{stage}/{METHOD}/{path without its leading
 // slash}" — REST methodArn and HTTP API routeArn both name the request's actual path (not the

@@ -3,6 +3,7 @@
 // gateway::build_event_v1/v2 and edited here, so both share every header, query and body rule.
 
 #include "emulator/authorizers/authorizers.hpp"
+#include "emulator/authorizers/detail.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -13,9 +14,7 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-bool is_rest(const config::authorizer& a) {
-    return a.payload_format_version.empty();
-}
+using detail::is_rest;
 
 std::string dump(const ojson& j) {
     return j.dump(-1, ' ', false, ojson::error_handler_t::replace);

@@ -2,6 +2,7 @@
 // AWS facts and their sources).
 
 #include "emulator/authorizers/authorizers.hpp"
+#include "emulator/authorizers/detail.hpp"
 
 #include <regex>
 
@@ -11,9 +12,7 @@ namespace {
 
 using json = nlohmann::json;
 
-bool is_rest(const config::authorizer& a) {
-    return a.payload_format_version.empty();
-}
+using detail::is_rest;
 
 // A header's value: REST the last one sent, HTTP APIs all of them joined with ',' (the 1.0
 // and 2.0 `headers` rules). nullopt when absent.
@@ -144,19 +143,24 @@ identity read_identity(const config::authorizer& a, const http::request& req,
     return id;
 }
 
-bool token_passes(const config::authorizer& a, std::string_view token) {
-    if (a.validation_expression.empty()) return true;
+token_validator::token_validator(const config::authorizer& a) {
+    if (a.validation_expression.empty()) return;
+    any_ = false;
+    try {
+        re_.emplace(a.validation_expression, std::regex::ECMAScript);
+    } catch (const std::regex_error&) {
+        re_.reset();
+    }
+}
+
+bool token_validator::passes(std::string_view token) const {
+    if (any_) return true;
     // API Gateway takes at most 10,240 bytes of request line and headers (shared spec §4.6
     // [APIGW-LIMITS]), so no longer token reaches a validation expression there; and
     // std::regex matches by recursion, one frame per character, which a token of tens of KB
     // would run off the stack.
-    if (token.size() > 10240) return false;
-    try {
-        std::regex re(a.validation_expression, std::regex::ECMAScript);
-        return std::regex_match(token.begin(), token.end(), re);
-    } catch (const std::regex_error&) {
-        return false;
-    }
+    if (!re_ || token.size() > 10240) return false;
+    return std::regex_match(token.begin(), token.end(), *re_);
 }
 
 std::string method_arn(const config::api& api, const gateway::route_match& m,

@@ -2,6 +2,7 @@
 // answer when the request is turned away (authorizers.hpp for the AWS facts and sources).
 
 #include "emulator/authorizers/authorizers.hpp"
+#include "emulator/authorizers/detail.hpp"
 
 #include <stdexcept>
 
@@ -11,9 +12,7 @@ namespace {
 
 using json = nlohmann::json;
 
-bool is_rest(const config::authorizer& a) {
-    return a.payload_format_version.empty();
-}
+using detail::is_rest;
 
 std::nullopt_t fail(std::string* why, std::string reason) {
     if (why) *why = std::move(reason);

@@ -60,9 +60,7 @@ public:
         call.target = authorizer_target_;
         call.inv.payload =
             authorizers::build_event(*authorizer_, req_, match_, info_, identity_, arn_);
-        call.inv.trace_id = info_.trace_id.find("Sampled=") != std::string::npos
-                                ? info_.trace_id
-                                : info_.trace_id + ";Sampled=0";
+        call.inv.trace_id = sampled_trace_id();
         return call;
     }
 
@@ -101,7 +99,7 @@ public:
 
     // What a result (fresh or cached) decides for this request: nullopt to go on.
     std::optional<early_answer> judged(const authorizers::result& res, double latency_ms) {
-        const auto v = authorizers::judge(res, arn_.empty() ? std::string_view() : arn_);
+        const auto v = authorizers::judge(res, arn_);
         if (v != authorizers::verdict::allow) return deny_with(v, telemetry::request_end::served);
         info_.authorizer_json =
             authorizers::event_authorizer(*authorizer_, res, match_.route->payload_format_version,
@@ -131,9 +129,7 @@ public:
         inv.payload = match_.route->payload_format_version == "1.0"
                           ? gateway::build_event_v1(req_, match_, info_)
                           : gateway::build_event_v2(req_, match_, info_);
-        inv.trace_id = info_.trace_id.find("Sampled=") != std::string::npos
-                           ? info_.trace_id
-                           : info_.trace_id + ";Sampled=0";
+        inv.trace_id = sampled_trace_id();
     }
 
     // A lost answer: the client waits out the integration timeout (injected, so modeled).
@@ -182,8 +178,12 @@ public:
     }
 
 private:
+    // The X-Ray header an invocation gets: the request's, unsampled unless it says otherwise.
+    std::string sampled_trace_id() const {
+        return info_.trace_id.find("Sampled=") != std::string::npos ? info_.trace_id
+                                                                   : info_.trace_id + ";Sampled=0";
+    }
     double integration_timeout_ms() const {
-        if (!match_.route) return 29000;
         return static_cast<double>(std::max<std::int64_t>(1, match_.route->integration_timeout_ms));
     }
     http::response rejected() {
@@ -234,6 +234,9 @@ gateway_front::gateway_front(const config::stack& stack, executor& ex, const col
                              sched::scheduler& scheduler, jwt_key_sets jwt_keys)
     : stack_(stack), ex_(ex), clock_(clock), rng_(rng), find_(std::move(find)), routes_(stack),
       scheduler_(scheduler), jwt_keys_(std::move(jwt_keys)), api_keys_(stack) {
+    for (const auto& a : stack_.apis)
+        for (const auto& z : a.authorizers)
+            if (z.kind == config::authorizer::type::token) token_validators_.emplace(&z, z);
     bool any_rest = false;
     for (const auto& a : stack_.apis) any_rest |= a.kind == config::api_kind::rest;
     default_kind_ = any_rest || stack_.apis.empty() ? config::api_kind::rest : config::api_kind::http;
@@ -459,7 +462,7 @@ void gateway_front::guarded(http::request req, const std::shared_ptr<request>& r
                                     !authorizer->identity_sources.empty();
         if ((needs_identity && !id.complete) ||
             (authorizer->kind == config::authorizer::type::token &&
-             !authorizers::token_passes(*authorizer, id.token))) {
+             !token_validators_.at(authorizer).passes(id.token))) {
             // 401 without a call: the identity source is missing or fails its expression.
             r->answer(p.finish(authorizers::answer(kind, authorizers::verdict::unauthorized,
                                                    request_id)));

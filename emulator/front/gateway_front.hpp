@@ -75,6 +75,8 @@ private:
     sched::scheduler& scheduler_;
     jwt_key_sets jwt_keys_;
     authorizers::result_cache auth_cache_;
+    // TOKEN authorizers' validation expressions, compiled once.
+    std::map<const config::authorizer*, authorizers::token_validator> token_validators_;
     gateway::api_key_gate api_keys_;
     // The OPTIONS routes of guarded REST preflights, made when first asked for.
     std::map<std::string, config::route> preflight_routes_;
