@@ -5,6 +5,8 @@
 #include "emulator/gateway/gateway.hpp"
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 namespace coldbrew::gateway {
 
@@ -31,15 +33,39 @@ bool contains_star(const std::vector<std::string>& items) {
 
 // serverless's origin patterns: '*' stands for one or more characters, the rest is literal
 // (cors.js regexifyWildcards turns "*" into ".+" and escapes dots).
+// Without recursion (the Origin is the client's and may be long): each '*' is read as one
+// any character followed by a run of any length, and the run is matched by the usual greedy
+// two-pointer walk, which retries only from the last run.
 bool glob_matches(std::string_view pattern, std::string_view text) {
-    if (pattern.empty()) return text.empty();
-    if (pattern.front() == '*') {
-        for (std::size_t n = 1; n <= text.size(); ++n)
-            if (glob_matches(pattern.substr(1), text.substr(n))) return true;
-        return false;
+    enum class kind { literal, one, run };
+    std::vector<std::pair<kind, char>> tokens;
+    for (char c : pattern) {
+        if (c == '*') {
+            tokens.emplace_back(kind::one, 0);
+            tokens.emplace_back(kind::run, 0);
+        } else {
+            tokens.emplace_back(kind::literal, c);
+        }
     }
-    return !text.empty() && pattern.front() == text.front() &&
-           glob_matches(pattern.substr(1), text.substr(1));
+    std::size_t p = 0, t = 0;
+    std::size_t run = tokens.size(), run_t = 0;  // the last run seen, and where it started
+    while (t < text.size()) {
+        if (p < tokens.size() && tokens[p].first == kind::run) {
+            run = p++;
+            run_t = t;
+        } else if (p < tokens.size() && (tokens[p].first == kind::one ||
+                                         tokens[p].second == text[t])) {
+            ++p;
+            ++t;
+        } else if (run != tokens.size()) {
+            p = run + 1;  // the run takes one more character
+            t = ++run_t;
+        } else {
+            return false;
+        }
+    }
+    while (p < tokens.size() && tokens[p].first == kind::run) ++p;
+    return p == tokens.size();
 }
 
 // HTTP API AllowOrigins entries: "*", "https://*" / "http://*" (any origin of that scheme),

@@ -133,6 +133,14 @@ TEST_CASE("REST preflight: serverless origins echo a matching Origin, else the f
     CHECK(echo("https://app.example.com") == "https://app.example.com");
     CHECK(echo("https://example.org") == "https://app.example.com");  // '*' needs a character
     CHECK(echo("https://evil.example") == "https://app.example.com");
+    CHECK(echo("https://a.b.example.org") == "https://a.b.example.org");
+    // A client's very long Origin is matched without recursion.
+    const std::string long_origin = "https://" + std::string(200000, 'a') + ".example.org";
+    CHECK(echo(long_origin) == long_origin);
+    CHECK(echo(long_origin + "x") == "https://app.example.com");
+    c.allow_origins = {"https://app.example.com", "https://*-*.example.org"};
+    CHECK(echo("https://a-b.example.org") == "https://a-b.example.org");
+    CHECK(echo("https://-b.example.org") == "https://app.example.com");
 }
 
 TEST_CASE("HTTP API preflight: 204 with the headers for an allowed request", "[unit]") {
