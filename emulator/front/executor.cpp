@@ -359,25 +359,31 @@ void executor::decide(const std::shared_ptr<request>& r, const mf::request_facts
         trace_decision(r->trace_.get(), r->fault_);
     }
     r->proto_->integration_request(inv, r->trace_.get());
-    const double delay_ms = r->fault_.p.delay_ms;
-    if (delay_ms <= 0) {
-        execute(r, target, std::move(inv));
-        return;
-    }
     // An injected delay is front-side latency before the function is called, so the
     // integration timeout starts after it.
+    after_delay(r, [this, r, &target, inv = std::move(inv)]() mutable {
+        execute(r, target, std::move(inv));
+    });
+}
+
+void executor::after_delay(const std::shared_ptr<request>& r, std::function<void()> go) {
+    const double delay_ms = r->fault_.p.delay_ms;
+    if (delay_ms <= 0) {
+        go();
+        return;
+    }
     if (r->trace_) {
         r->trace_->begin("fault.delay");
         r->trace_->annotate_modeled(delay_ms);
     }
     state_->hold(r);
-    r->wait_ = d.scheduler->after(delay_ms, [this, r, &target, inv = std::move(inv)]() mutable {
+    r->wait_ = state_->deps.scheduler->after(delay_ms, [this, r, go = std::move(go)] {
         r->release();
         if (state_->stopping) {
             r->send(r->proto_->unavailable(), request_end::served);
             return;
         }
-        execute(r, target, std::move(inv));
+        go();
     });
 }
 
@@ -398,26 +404,11 @@ void executor::authorize(const std::shared_ptr<request>& r, protocol::authorizer
         if (!r->fault_.log_line.empty() && d.decisions) d.decisions->write(r->fault_.log_line);
         trace_decision(r->trace_.get(), r->fault_);
     }
-    // The authorizer's latency (integrationLatency) counts from here, an injected delay in it.
+    // The authorizer's latency (integrationLatency) counts from here, an injected delay in it
+    // (which is latency of its call, before it is invoked).
     const auto called = d.clock->steady();
-    const double delay_ms = r->fault_.p.delay_ms;
-    if (delay_ms <= 0) {
-        call_authorizer(r, std::move(call), called, facts, target, std::move(inv));
-        return;
-    }
-    // An injected delay on the authorizer is latency of its call, before it is invoked.
-    if (r->trace_) {
-        r->trace_->begin("fault.delay");
-        r->trace_->annotate_modeled(delay_ms);
-    }
-    state_->hold(r);
-    r->wait_ = d.scheduler->after(delay_ms, [this, r, call = std::move(call), called, facts,
-                                             &target, inv = std::move(inv)]() mutable {
-        r->release();
-        if (state_->stopping) {
-            r->send(r->proto_->unavailable(), request_end::served);
-            return;
-        }
+    after_delay(r, [this, r, call = std::move(call), called, facts, &target,
+                    inv = std::move(inv)]() mutable {
         call_authorizer(r, std::move(call), called, facts, target, std::move(inv));
     });
 }

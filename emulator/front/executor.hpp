@@ -259,6 +259,9 @@ private:
                     std::chrono::steady_clock::time_point called,
                     const models::faults::request_facts& facts, function_target& target,
                     functions::invocation inv);
+    // Waits the plan's injected delay (modeled, held: shutdown and a leaving client end it),
+    // then runs `go`; at once when there is none.
+    void after_delay(const std::shared_ptr<request>& r, std::function<void()> go);
     void execute(const std::shared_ptr<request>& r, function_target& target,
                  functions::invocation inv);
     void lose(const std::shared_ptr<request>& r, bool after, models::faults::client_outcome client,
