@@ -119,8 +119,9 @@ void check_access(stack& s) {
                                        (rest ? "HTTP" : "REST") + " APIs");
             }
             if (!z.validation_expression.empty()) {
-                // API Gateway refuses an expression that is not a regex at deploy; here it
-                // would turn every request away with a 401.
+                // Taken as a mistake to stop at, not a template to serve: such an expression
+                // would turn every request away with a 401 (whether API Gateway refuses it at
+                // deploy is unverified).
                 try {
                     std::regex check(z.validation_expression, std::regex::ECMAScript);
                 } catch (const std::regex_error& e) {
