@@ -120,6 +120,33 @@ struct route {
     source_location where;
 };
 
+// How a function's code is built before it runs: SAM `Metadata.BuildMethod` esbuild or
+// makefile (what `sam build` does, aws-lambda-builders), or the serverless-esbuild plugin.
+// The build writes into artifacts_dir, which becomes the function's code_dir when it has run
+// (emulator/build/build.hpp); source_dir is what was built and what `--watch` watches.
+struct build_spec {
+    std::string method;                   // "esbuild" or "makefile"
+    std::filesystem::path source_dir;     // the CodeUri directory (absolute)
+    std::filesystem::path artifacts_dir;  // absolute: <project>/.coldbrew/build/<function::name>
+    // esbuild's options, from BuildProperties (SAM) or custom.esbuild (serverless).
+    struct esbuild_options {
+        std::vector<std::string> entry_points;  // relative to source_dir
+    } esbuild;
+    source_location where;  // the BuildMethod value
+    std::string path;       // its key path, "Resources.Hello.Metadata.BuildMethod"
+};
+
+// Something in the template that coldbrew reads but does not act on (a resource, an event, a
+// plugin, a build method, a property): named once at start, grouped by `kind`, with what it
+// means for the run and what would make it work.
+struct not_emulated {
+    std::string kind;     // the group: "resource", "event", "plugin", "build", "property"
+    std::string what;     // "AWS::Serverless::SimpleTable Orders", "Schedule event Nightly of Report"
+    source_location where;
+    std::string meaning;  // what it means for this run: "nothing creates the table"
+    std::string fix;      // what would make it work: "declare it under dependencies: in coldbrew.yaml"
+};
+
 struct function {
     std::string name;           // logical id (SAM) or function key (serverless); the name
                                 // used by routes, `coldbrew invoke` and coldbrew.yaml
@@ -129,6 +156,9 @@ struct function {
     std::string handler;        // "index.handler", "app.lambda_handler", "bootstrap"
     std::filesystem::path code_dir;               // absolute, exists, is a directory
     std::vector<std::filesystem::path> layer_dirs;  // local layer content dirs (absolute)
+    // nullopt: code_dir runs as it is. Set: code_dir is source_dir until the build has run at
+    // start, then build->artifacts_dir.
+    std::optional<build_spec> build;
     int memory_mb = 128;        // SAM default 128, serverless default 1024
     int timeout_s = 3;          // SAM default 3, serverless default 6
     std::map<std::string, std::string> environment;  // user variables, resolved
@@ -319,6 +349,9 @@ struct settings {
         source_location where;
     };
     std::map<std::string, runtime_interpreter> runtimes;
+    // coldbrew.yaml `watch: true` (or `up --watch`): a change to a function's code, build
+    // inputs or layers retires its idle and standby environments (emulator/watch/watch.hpp).
+    bool watch = false;
 };
 
 // A REST API key (SAM Auth.UsagePlan, serverless provider.apiGateway.apiKeys, coldbrew.yaml
@@ -359,6 +392,8 @@ struct stack {
     std::vector<usage_plan> usage_plans;
     config::settings settings;
     std::vector<std::string> warnings;  // "file:line:col: key: message" for ignored keys etc.
+    // What the template holds that coldbrew does not act on, in template order.
+    std::vector<config::not_emulated> ignored;
     // When template_file is `sam build`'s copy (.aws-sam/build/template.yaml), the project's
     // template it was built from (absolute); CodeUri paths are then relative to the build.
     std::optional<std::filesystem::path> built_from;
