@@ -5,6 +5,7 @@
 
 #include "emulator/config/intrinsics.hpp"
 #include "emulator/config/loaders.hpp"
+#include "emulator/config/not_emulated.hpp"
 #include "emulator/config/rules.hpp"
 
 #include <algorithm>
@@ -276,6 +277,8 @@ class sam_loader {
     void apply_route_auth(const api& a, const std::string& default_authorizer,
                           bool api_key_required);
     void read_gateway_resources();
+    void note_resource(const ymember& res, const std::string& type);
+    void note_properties(const function& fn, const ynode& props);
 
     // Merged (Globals applied), unresolved properties of each explicit API, by id.
     std::map<std::string, ynode> api_props_;
@@ -323,12 +326,7 @@ void sam_loader::run() {
         const bool ours = type == "AWS::Serverless::Function" || type == "AWS::Serverless::Api" ||
                           type == "AWS::Serverless::HttpApi";
         if (!ours) {
-            if (type == "AWS::Lambda::Function") {
-                out_.warnings.push_back(
-                    warning_key_text(res, r.path,
-                                     "AWS::Lambda::Function resources are not emulated; use "
-                                     "AWS::Serverless::Function"));
-            }
+            note_resource(res, type);
             continue;
         }
         warn_unknown_keys(r, resource_keys, out_.warnings);
@@ -382,6 +380,66 @@ void sam_loader::run() {
                            : (a.kind == api_kind::rest ? globals_api_ : globals_http_api_));
     }
     read_gateway_resources();
+    if (const ynode* outputs = root_.find("Outputs"); outputs && outputs->is_map()) {
+        for (const auto& o : outputs->members)
+            add_entry(out_.ignored, {"resource", "Outputs " + o.key, o.key_where, "", "", false});
+    }
+}
+
+// Every resource the loop above does not read, except those other parts read (layers, API
+// keys and usage plans) or warn about (raw API Gateway authorizers).
+void sam_loader::note_resource(const ymember& res, const std::string& type) {
+    static constexpr std::array<std::string_view, 5> read_elsewhere = {
+        "AWS::ApiGateway::ApiKey", "AWS::ApiGateway::UsagePlan", "AWS::ApiGateway::UsagePlanKey",
+        "AWS::ApiGateway::Authorizer", "AWS::ApiGatewayV2::Authorizer"};
+    if (is_layer_type(type) ||
+        std::find(read_elsewhere.begin(), read_elsewhere.end(), type) != read_elsewhere.end())
+        return;
+    // A resource its Condition leaves out is not deployed either.
+    if (!resolver_->resource_enabled(res.key)) return;
+    add_entry(out_.ignored, resource_entry(type, res.key, res.key_where));
+}
+
+// Function properties coldbrew reads but does not act on, where a user would notice.
+void sam_loader::note_properties(const function& fn, const ynode& props) {
+    struct rule {
+        const char* key;
+        const char* meaning;
+        const char* fix;
+        bool local_effect;
+    };
+    static const rule rules[] = {
+        {"FunctionUrlConfig", "no function URL is served",
+         "an HttpApi event serves the function with the same event (payload 2.0)", true},
+        {"Policies", "IAM is not enforced: handlers call AWS with the credentials coldbrew was "
+                     "started with, not the function's role",
+         "start coldbrew with the role's credentials to try its permissions", true},
+        {"Role", "IAM is not enforced: handlers call AWS with the credentials coldbrew was "
+                 "started with, not the function's role",
+         "start coldbrew with the role's credentials to try its permissions", true},
+        {"DeadLetterQueue", "failed asynchronous events are not sent to it",
+         "coldbrew.yaml functions.<name>.async.on_failure writes them to a JSONL file", true},
+        {"SnapStart", "cold starts are modeled without SnapStart's snapshot restore",
+         "coldbrew.yaml functions.<name>.model.init_duration sets the restore time you measured",
+         true},
+        {"EphemeralStorage", "/tmp is this machine's, not a volume of that size", "", true},
+        {"FileSystemConfigs", "the EFS file system is not mounted at its LocalMountPath",
+         "point the handler at a local directory through an environment variable", true},
+        {"RuntimeManagementConfig", "runtime version pinning does not apply: the local "
+                                    "interpreter runs",
+         "coldbrew.yaml `runtimes:` names the interpreter a runtime runs on", true},
+        {"AutoPublishAlias", "", "", false},
+        {"DeploymentPreference", "", "", false},
+    };
+    for (const auto& r : rules) {
+        const ynode* v = props.find(r.key);
+        if (!v || v->is_null()) continue;
+        add_property(out_.ignored, r.key, fn.name, v->where, r.meaning, r.fix, r.local_effect);
+    }
+    // Tracing: only Active sends anything (Active | PassThrough | Disabled, [SAM-FN]).
+    if (const ynode* t = props.find("Tracing"); t && t->is_scalar() && t->text == "Active")
+        add_property(out_.ignored, "Tracing", fn.name, t->where, "no X-Ray segments are sent",
+                     "coldbrew's own traces: `up --trace-file` or `--otlp-endpoint`");
 }
 
 std::map<std::string, ynode> sam_loader::read_parameters() {
@@ -637,6 +695,7 @@ void sam_loader::read_function(const ymember& res, const ynode& props_raw) {
     if (const ynode* events = props.find("Events"); events && !events->is_null()) {
         read_events(fn, expect_map(*events, "Events"));
     }
+    note_properties(fn, props);
     check_environment_size(fn, out_.warnings);
     out_.functions.push_back(std::move(fn));
 }
@@ -818,6 +877,10 @@ void sam_loader::read_events(const function& fn, const ynode& events) {
         if (type != "Api" && type != "HttpApi") {
             const bool known_type = std::find(sam_event_types.begin(), sam_event_types.end(),
                                               type) != sam_event_types.end();
+            if (known_type) {
+                out_.ignored.push_back(event_entry(type, ev.key, fn.name, ev.key_where));
+                continue;
+            }
             out_.warnings.push_back(warning_text(
                 *type_node, "event type " + type + " is not emulated; event ignored" +
                                 (known_type ? "" : value_hint(type, emulated_event_types))));

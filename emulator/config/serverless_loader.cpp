@@ -3,6 +3,7 @@
 // local run; an unresolvable variable in a key coldbrew needs is a config_error.
 
 #include "emulator/config/loaders.hpp"
+#include "emulator/config/not_emulated.hpp"
 #include "emulator/config/rules.hpp"
 
 #include <algorithm>
@@ -667,6 +668,10 @@ class serverless_loader {
   private:
     void read_function(const ymember& entry);
     void read_events(const function& fn, const ynode& events);
+    // What serverless.yml holds that coldbrew does not act on (stack::ignored).
+    void note_plugins();
+    void note_resources();
+    void note_properties(const std::string& owner, const ynode& def);
     void read_layers(function& fn, const ynode& layers);
     std::string read_service();
     // serverless.yml `package:` at service or function level (serverless v3 "Packaging").
@@ -807,6 +812,9 @@ void serverless_loader::run() {
                 "ignored, as serverless v3 ignores it: use provider.apiGateway." + std::string(key)));
         }
     }
+    note_plugins();
+    note_resources();
+    note_properties("provider", *provider_);
     resolve_authorizer_arns();
     for (const auto& [id, kind] :
          {std::pair{rest_api_id, api_kind::rest}, std::pair{http_api_id, api_kind::http}}) {
@@ -957,6 +965,7 @@ void serverless_loader::read_function(const ymember& entry) {
     if (const ynode* events = def.find("events"); events && !events->is_null()) {
         read_events(fn, expect_sequence(*events, "events"));
     }
+    note_properties(key, def);
     check_environment_size(fn, out_.warnings);
     out_.functions.push_back(std::move(fn));
 }
@@ -1063,6 +1072,12 @@ void serverless_loader::read_events(const function& fn, const ynode& events) {
             const bool known_type =
                 std::find(serverless_event_types.begin(), serverless_event_types.end(), m.key) !=
                 serverless_event_types.end();
+            if (known_type) {
+                const auto index = static_cast<std::size_t>(&ev - events.items.data());
+                out_.ignored.push_back(
+                    event_entry(m.key, "#" + std::to_string(index), fn.name, m.key_where));
+                continue;
+            }
             out_.warnings.push_back(
                 warning_key_text(m, join_path(ev.path, m.key),
                                  "event type " + m.key + " is not emulated; event ignored" +
@@ -1162,6 +1177,108 @@ void serverless_loader::read_events(const function& fn, const ynode& events) {
     }
 }
 
+
+// `plugins:` is a list of names, or {localPath, modules: [names]} (serverless v3 "Plugins").
+void serverless_loader::note_plugins() {
+    const ynode* plugins = root_.find("plugins");
+    if (!plugins) return;
+    const ynode* list = plugins->is_map() ? plugins->find("modules") : plugins;
+    if (!list || !list->is_sequence()) return;
+    for (const auto& item : list->items) {
+        if (!item.is_scalar()) continue;
+        not_emulated n;
+        if (plugin_entry(item.text, item.where, n)) add_entry(out_.ignored, std::move(n));
+    }
+}
+
+// `resources:` holds CloudFormation (Resources, Outputs, Conditions), as a map or a list of
+// such maps (serverless v3 "AWS Infrastructure Resources"); `stepFunctions.stateMachines`
+// is serverless-step-functions'. Read unresolved: a `${ssm:…}` there must not stop a run.
+void serverless_loader::note_resources() {
+    auto one = [&](const ynode& section) {
+        if (!section.is_map()) return;
+        if (const ynode* res = section.find("Resources"); res && res->is_map()) {
+            for (const auto& r : res->members) {
+                const ynode* type = r.value.is_map() ? r.value.find("Type") : nullptr;
+                if (!type || !type->is_scalar()) continue;
+                add_entry(out_.ignored, resource_entry(type->text, r.key, r.key_where));
+            }
+        }
+        if (const ynode* outputs = section.find("Outputs"); outputs && outputs->is_map()) {
+            for (const auto& o : outputs->members)
+                add_entry(out_.ignored, {"resource", "Outputs " + o.key, o.key_where, "", "", false});
+        }
+    };
+    if (const ynode* resources = root_.find("resources")) {
+        if (resources->is_sequence()) {
+            for (const auto& item : resources->items) one(item);
+        } else {
+            one(*resources);
+        }
+    }
+    const ynode* sf = root_.find("stepFunctions");
+    const ynode* machines = sf && sf->is_map() ? sf->find("stateMachines") : nullptr;
+    if (machines && machines->is_map()) {
+        for (const auto& m : machines->members)
+            add_entry(out_.ignored,
+                      resource_entry("AWS::StepFunctions::StateMachine", m.key, m.key_where));
+    }
+}
+
+// Function (or provider) keys coldbrew reads but does not act on, where a user would notice
+// (serverless v3 "Functions" and "AWS provider" references). Unresolved text: only presence
+// and a few literal values matter here.
+void serverless_loader::note_properties(const std::string& owner, const ynode& def) {
+    const bool provider = owner == "provider";
+    auto present = [&](std::string_view key) -> const ynode* {
+        const ynode* v = def.find(key);
+        return v && !v->is_null() ? v : nullptr;
+    };
+    const std::string iam_meaning = "IAM is not enforced: handlers call AWS with the credentials "
+                                    "coldbrew was started with, not the function's role";
+    const std::string iam_fix = "start coldbrew with the role's credentials to try its permissions";
+    for (const char* key : {"iam", "iamRoleStatements", "role"}) {
+        if (const ynode* v = present(key)) add_property(out_.ignored, key, owner, v->where,
+                                                        iam_meaning, iam_fix);
+    }
+    if (const ynode* v = present("tracing")) {
+        // provider.tracing is {lambda, apiGateway}; a function's is Active | PassThrough.
+        const ynode* lambda = provider && v->is_map() ? v->find("lambda") : v;
+        if (lambda && lambda->is_scalar() && (lambda->text == "true" || lambda->text == "Active"))
+            add_property(out_.ignored, "tracing", owner, lambda->where,
+                         "no X-Ray segments are sent",
+                         "coldbrew's own traces: `up --trace-file` or `--otlp-endpoint`");
+    }
+    if (const ynode* v = present("runtimeManagement"))
+        add_property(out_.ignored, "runtimeManagement", owner, v->where,
+                     "runtime version pinning does not apply: the local interpreter runs",
+                     "coldbrew.yaml `runtimes:` names the interpreter a runtime runs on");
+    if (const ynode* v = present("snapStart"))
+        add_property(out_.ignored, "snapStart", owner, v->where,
+                     "cold starts are modeled without SnapStart's snapshot restore",
+                     "coldbrew.yaml functions.<name>.model.init_duration sets the restore time "
+                     "you measured");
+    if (const ynode* v = present("ephemeralStorageSize"))
+        add_property(out_.ignored, "ephemeralStorageSize", owner, v->where,
+                     "/tmp is this machine's, not a volume of that size", "");
+    if (provider) return;
+    if (const ynode* v = present("url"))
+        add_property(out_.ignored, "url", owner, v->where, "no function URL is served",
+                     "an httpApi event serves the function with the same event (payload 2.0)");
+    if (const ynode* v = present("destinations"))
+        add_property(out_.ignored, "destinations", owner, v->where,
+                     "AWS destinations are not delivered locally",
+                     "coldbrew.yaml functions.<name>.async.on_success / on_failure write JSONL "
+                     "files");
+    if (const ynode* v = present("onError"))
+        add_property(out_.ignored, "onError", owner, v->where,
+                     "failed asynchronous events are not sent to it",
+                     "coldbrew.yaml functions.<name>.async.on_failure writes them to a JSONL file");
+    if (const ynode* v = present("fileSystemConfig"))
+        add_property(out_.ignored, "fileSystemConfig", owner, v->where,
+                     "the EFS file system is not mounted at its localMountPath",
+                     "point the handler at a local directory through an environment variable");
+}
 
 // ---- authorizers -----------------------------------------------------------------------
 

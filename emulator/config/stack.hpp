@@ -145,6 +145,10 @@ struct not_emulated {
     source_location where;
     std::string meaning;  // what it means for this run: "nothing creates the table"
     std::string fix;      // what would make it work: "declare it under dependencies: in coldbrew.yaml"
+    // false: nothing a local run does would differ were it emulated (IAM roles, log groups,
+    // alarms, a published alias). Such entries are printed on one line, and their `what` is
+    // "<type> <names>" ("AWS::IAM::Role StockRole, AuditRole") so the line can group them.
+    bool local_effect = true;
 };
 
 struct function {

@@ -518,7 +518,10 @@ TEST_CASE("SAM implicit REST and HTTP APIs", "[unit]") {
     CHECK(s.routes[2].method == "POST");
     CHECK(s.routes[2].payload_format_version == "2.0");
     CHECK(s.routes[2].integration_timeout_ms == 30000);
-    CHECK(any_contains(s.warnings, "event type SQS is not emulated"));
+    REQUIRE(s.ignored.size() == 1);
+    CHECK(s.ignored[0].kind == "event");
+    CHECK(contains(s.ignored[0].what, "SQS event"));
+    CHECK_FALSE(any_contains(s.warnings, "event type SQS"));
 }
 
 TEST_CASE("SAM only APIs with routes are created implicitly", "[unit]") {
@@ -1122,6 +1125,8 @@ TEST_CASE("SAM misspelt event type: the warning suggests the emulated one", "[un
     CHECK(s.routes.empty());
     CHECK(any_contains(s.warnings,
                        "event type Apii is not emulated; event ignored (did you mean Api?)"));
-    CHECK(any_contains(s.warnings, "event type SQS is not emulated; event ignored"));
-    CHECK_FALSE(any_contains(s.warnings, "SQS is not emulated; event ignored (did you mean"));
+    // A known type is listed as not emulated, without a suggestion.
+    CHECK_FALSE(any_contains(s.warnings, "event type SQS"));
+    REQUIRE(s.ignored.size() == 1);
+    CHECK(s.ignored[0].what == "SQS event Queue of HelloFunction");
 }
