@@ -23,6 +23,7 @@
 
 #include "emulator/app/app.hpp"
 #include "emulator/config/fault_rules.hpp"
+#include "emulator/config/not_emulated.hpp"
 #include "emulator/config/stack.hpp"
 #include "emulator/functions/function_model.hpp"
 #include "emulator/functions/launcher.hpp"
@@ -399,6 +400,7 @@ void print_stack(const config::stack& s, std::ostream& out, const std::string& b
         out << "\n";
     }
     print_access(s, out);
+    out << config::format_not_emulated(s.ignored, s.template_file.parent_path());
     for (const auto& w : s.warnings) out << "warning: " << w << "\n";
 }
 
@@ -919,6 +921,9 @@ int run_invoke(const load_flags& lf, const std::string& function, const std::str
                      function.c_str(), stack.template_file.c_str(), names.c_str());
         return 2;
     }
+    // Named once, on stderr: stdout carries the result alone.
+    std::fputs(config::format_not_emulated(stack.ignored, stack.template_file.parent_path()).c_str(),
+               stderr);
     std::string event = read_event(event_file, event_json);
     // Lambda refuses a payload that is not JSON (InvalidRequestContentException) before any
     // handler sees it.
