@@ -402,3 +402,42 @@ TEST_CASE("format_not_emulated: long text wraps under its column within the widt
     std::istringstream lines(text);
     for (std::string line; std::getline(lines, line);) CHECK(line.size() <= 40);
 }
+
+TEST_CASE("serverless resources as a list of sections; a file reference is not read", "[unit]") {
+    temp_app app;
+    const auto s = app.serverless(R"(service: shop
+provider: {name: aws, runtime: nodejs20.x}
+functions:
+  hello: {handler: handler.hello}
+resources:
+  - ${file(resources/extra.yml)}
+  - Resources:
+      Bucket: {Type: AWS::S3::Bucket}
+      Broken: {Properties: {}}
+)");
+    REQUIRE(s.ignored.size() == 1);
+    CHECK(s.ignored[0].what == "AWS::S3::Bucket Bucket");
+    CHECK(s.ignored[0].where.line == 8);
+    CHECK(contains(s.ignored[0].fix, "dependencies:"));
+}
+
+TEST_CASE("SAM Globals policies for every function make one entry naming each", "[unit]") {
+    temp_app app;
+    const auto s = app.sam(R"(Transform: AWS::Serverless-2016-10-31
+Globals:
+  Function:
+    Runtime: python3.12
+    Handler: app.handler
+    CodeUri: src
+    Role: arn:aws:iam::123456789012:role/app
+Resources:
+  A: {Type: AWS::Serverless::Function}
+  B: {Type: AWS::Serverless::Function}
+  C: {Type: AWS::Serverless::Function}
+)");
+    REQUIRE(s.ignored.size() == 1);
+    CHECK(s.ignored[0].what == "Role of A, B, C");
+    CHECK(s.ignored[0].where.line == 7);
+    const std::string text = config::format_not_emulated(s.ignored, app.dir());
+    CHECK(contains(text, "Not emulated (1):\n  property  Role of A, B, C  template.yaml:7\n"));
+}
