@@ -395,8 +395,14 @@ void sam_loader::note_resource(const ymember& res, const std::string& type) {
     if (is_layer_type(type) ||
         std::find(read_elsewhere.begin(), read_elsewhere.end(), type) != read_elsewhere.end())
         return;
-    // A resource its Condition leaves out is not deployed either.
-    if (!resolver_->resource_enabled(res.key)) return;
+    // A resource its Condition leaves out is not deployed either. A Condition coldbrew cannot
+    // evaluate keeps it listed: nothing is read from it, so it is no reason to stop the run.
+    bool enabled = true;
+    try {
+        enabled = resolver_->resource_enabled(res.key);
+    } catch (const config_error&) {
+    }
+    if (!enabled) return;
     add_entry(out_.ignored, resource_entry(type, res.key, res.key_where));
 }
 

@@ -441,3 +441,18 @@ Resources:
     const std::string text = config::format_not_emulated(s.ignored, app.dir());
     CHECK(contains(text, "Not emulated (1):\n  property  Role of A, B, C  template.yaml:7\n"));
 }
+
+TEST_CASE("SAM: an ignored resource's unknown Condition does not stop loading", "[unit]") {
+    temp_app app;
+    const auto s = app.sam(R"(Resources:
+  Fn:
+    Type: AWS::Serverless::Function
+    Properties: {Runtime: python3.12, Handler: app.handler, CodeUri: src}
+  Topic:
+    Type: AWS::SNS::Topic
+    Condition: NoSuchCondition
+)");
+    REQUIRE(s.functions.size() == 1);
+    REQUIRE(s.ignored.size() == 1);
+    CHECK(s.ignored[0].what == "AWS::SNS::Topic Topic");
+}
