@@ -1,0 +1,71 @@
+// What the template holds that coldbrew does not act on, named at start by the real binary:
+// `validate` on stdout, `invoke` on stderr (its stdout is the result alone).
+
+#include <string>
+
+#include "tests/catch.hpp"
+#include "tests/integration/harness.hpp"
+
+using namespace coldbrew::testing;
+
+namespace {
+
+struct result {
+    int code = -1;
+    std::string out, err;
+};
+
+result run(const std::vector<std::string>& args) {
+    coldbrew_process p(args);
+    result r;
+    r.code = p.wait_exit(std::chrono::seconds(60)).value_or(-1);
+    r.out = p.stdout_text();
+    r.err = p.stderr_text();
+    return r;
+}
+
+// Report runs nightly and writes to Orders; neither happens locally.
+void write_app(temp_dir& dir) {
+    write_fake_app(dir, "", R"yaml(  Report:
+    Type: AWS::Serverless::Function
+    Properties:
+      Events:
+        Nightly:
+          Type: Schedule
+          Properties: {Schedule: "rate(1 day)"}
+  Orders:
+    Type: AWS::Serverless::SimpleTable
+  ReportRole:
+    Type: AWS::IAM::Role
+)yaml");
+}
+
+bool has(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("not emulated: validate names the table, the schedule and the role once", "[integration]") {
+    temp_dir dir;
+    write_app(dir);
+    const result r = run({"validate", dir.path().string()});
+    INFO(r.out << r.err);
+    REQUIRE(r.code == 0);
+    CHECK(has(r.out, "Not emulated (3):\n"));
+    CHECK(has(r.out, "  resource  AWS::Serverless::SimpleTable Orders  template.yaml:"));
+    CHECK(has(r.out, "  event     Schedule event Nightly of Report  template.yaml:"));
+    CHECK(has(r.out, "  no local effect: AWS::IAM::Role ReportRole\n"));
+    CHECK_FALSE(has(r.out, "warning: " + dir.path().string() + "/template.yaml"));
+}
+
+TEST_CASE("not emulated: invoke names it on stderr, stdout holds the result alone", "[integration]") {
+    temp_dir dir;
+    write_app(dir);
+    const result r = run({"invoke", "Report", "-t", dir.path().string(), "--event-json",
+                          R"({"reply": {"ok": true}})"});
+    INFO(r.out << r.err);
+    REQUIRE(r.code == 0);
+    CHECK(has(r.err, "Not emulated (3):"));
+    CHECK_FALSE(has(r.out, "Not emulated"));
+}
