@@ -182,3 +182,18 @@ TEST_CASE("shutdown ends a running build and its waiters hear of it", "[unit]") 
     REQUIRE(pid > 0);
     CHECK(::kill(pid, 0) != 0);
 }
+
+TEST_CASE("a build whose artifacts are inside its sources (CodeUri .) is still up to date", "[unit]") {
+    temp_app app;
+    auto fn = fake_esbuild_app(app, "echo ok > \"$OUT/app.js\"\n");
+    // The project is the code directory: .coldbrew/build lands among the inputs.
+    fn.build->artifacts_dir = app.dir() / "src" / ".coldbrew" / "build" / "Hello";
+    config::stack s;
+    s.functions.push_back(fn);
+    capture_sink logs;
+    testing::manual_clock clock;
+    build::build_all(s, logs, clock, env());
+    build::build_all(s, logs, clock, env());
+    CHECK(runs(app) == 1);
+    CHECK(read(fn.build->artifacts_dir / "app.js") == "ok\n");
+}
