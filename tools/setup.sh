@@ -44,15 +44,23 @@ npm_dirs=(
   examples/fanout/orchestrator
   examples/fanout-etl/orchestrator
 )
+# npm folders whose devDependencies are not needed to run: the SAM TypeScript hello-world
+# (its esbuild is a dependency; jest, eslint and typescript are devDependencies).
+npm_dirs_omit_dev=(
+  examples/hello-ts/hello-world
+)
 
-# True when every package the lock file names is installed at the locked version.
+# True when every package the lock file names is installed at the locked version; with
+# "omit-dev" as second argument, devDependencies (lock entries marked dev) are not required.
 npm_installed() {
   node -e '
     const fs = require("fs"), path = require("path");
     const dir = process.argv[1];
+    const omit_dev = process.argv[2] === "omit-dev";
     const lock = JSON.parse(fs.readFileSync(path.join(dir, "package-lock.json"), "utf8"));
     for (const [where, entry] of Object.entries(lock.packages || {})) {
       if (!where.startsWith("node_modules/")) continue;
+      if (omit_dev && entry.dev) continue;
       let installed;
       try {
         installed = JSON.parse(fs.readFileSync(path.join(dir, where, "package.json"), "utf8")).version;
@@ -62,12 +70,18 @@ npm_installed() {
       }
       if (installed !== entry.version) process.exit(1);
     }
-  ' "$1"
+  ' "$1" "${2:-}"
 }
 
 for d in "${npm_dirs[@]}"; do
   if ! npm_installed "$root/$d"; then
     echo "setup: npm ci in $d"
     (cd "$root/$d" && npm ci --no-audit --no-fund)
+  fi
+done
+for d in "${npm_dirs_omit_dev[@]}"; do
+  if ! npm_installed "$root/$d" omit-dev; then
+    echo "setup: npm ci --omit=dev in $d"
+    (cd "$root/$d" && npm ci --omit=dev --no-audit --no-fund)
   fi
 done

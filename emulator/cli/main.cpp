@@ -22,6 +22,7 @@
 #include <sstream>
 
 #include "emulator/app/app.hpp"
+#include "emulator/build/build.hpp"
 #include "emulator/config/fault_rules.hpp"
 #include "emulator/config/not_emulated.hpp"
 #include "emulator/config/stack.hpp"
@@ -179,8 +180,11 @@ struct load_flags {
 
 // Loads the stack and resolves each function's interpreter (before anything listens);
 // `interpreters`, when given, receives one per function for `validate`.
+// `build_log`: where the functions' builds (emulator/build) write their lines; null (validate)
+// checks that every build's tool is there without building.
 config::stack load(const load_flags& f,
-                   std::vector<functions::interpreter>* interpreters = nullptr) {
+                   std::vector<functions::interpreter>* interpreters = nullptr,
+                   std::FILE* build_log = nullptr) {
     config::load_options o;
     for (const auto& arg : f.parameter_overrides) parse_parameter_overrides(arg, o.parameter_overrides);
     if (!f.stage.empty()) o.stage = f.stage;
@@ -189,6 +193,16 @@ config::stack load(const load_flags& f,
     // Runtime lifecycles are judged on today's date, as AWS judges a deploy.
     o.today = std::chrono::year_month_day{std::chrono::floor<std::chrono::days>(clock.wall())};
     auto stack = config::load_stack(f.path, o);
+    // Built before the interpreters are resolved and the models measure the code: both see
+    // the built code directory.
+    build::build_environment build_env;
+    for (const auto& [k, v] : o.env) build_env.env.push_back(k + "=" + v);
+    if (build_log) {
+        stream_log_sink build_sink(build_log);
+        build::build_all(stack, build_sink, clock, build_env);
+    } else {
+        build::check_builds(stack, build_env);
+    }
     functions::system_host host(clock);
     auto resolved = functions::resolve_interpreters(stack, host);
     if (interpreters) *interpreters = std::move(resolved);
@@ -716,7 +730,7 @@ void wait_for_standby(uv_loop_t& loop, app::app& application) {
 
 int run_up(const load_flags& lf, int port, const std::string& host,
            std::optional<std::uint64_t> seed_flag, const telemetry_flags& tf) {
-    config::stack stack = load(lf);
+    config::stack stack = load(lf, nullptr, stdout);
     if (port >= 0) stack.settings.gateway_port = port;
     // libuv binds numeric addresses only; "localhost" is what people type.
     if (!host.empty()) stack.settings.host = host == "localhost" ? "127.0.0.1" : host;
@@ -904,7 +918,7 @@ std::string read_event(const std::string& event_file, const std::string& event_j
 
 int run_invoke(const load_flags& lf, const std::string& function, const std::string& event_file,
                const std::string& event_json, std::optional<std::uint64_t> seed_flag) {
-    config::stack stack = load(lf);
+    config::stack stack = load(lf, nullptr, stderr);
     if (seed_flag) stack.settings.seed = seed_flag;
     // One invocation of one function: no other function's provisioned environments start,
     // and no spare process is started for a second cold start that never comes.

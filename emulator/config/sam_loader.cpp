@@ -539,6 +539,135 @@ std::optional<ynode> sam_loader::value(const ynode& props, std::string_view key)
     return v;
 }
 
+namespace {
+
+// SAM CLI hands BuildProperties to aws-lambda-builders with their keys in snake_case
+// (samcli/lib/utils/resource_metadata_normalizer.py, normalize_build_properties: "_" before
+// every capital but the first, then lower case): "OutExtension" → "out_extension".
+std::string build_property_key(std::string_view key) {
+    std::string out;
+    for (std::size_t i = 0; i < key.size(); ++i) {
+        const char c = key[i];
+        if (i > 0 && std::isupper(static_cast<unsigned char>(c))) out += '_';
+        out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    return out;
+}
+
+bool is_yaml_bool(const ynode& n, bool& value) {
+    if (!n.is_scalar() || n.quoted || !n.tag.empty()) return false;
+    if (n.text == "true" || n.text == "True" || n.text == "TRUE") return value = true, true;
+    if (n.text == "false" || n.text == "False" || n.text == "FALSE") return value = false, true;
+    return false;
+}
+
+bool is_yaml_number(const ynode& n) {
+    if (!n.is_scalar() || n.quoted || n.text.empty()) return false;
+    std::size_t i = n.text[0] == '-' || n.text[0] == '+' ? 1 : 0;
+    if (i == n.text.size()) return false;
+    bool digit = false;
+    for (; i < n.text.size(); ++i) {
+        const char c = n.text[i];
+        if (std::isdigit(static_cast<unsigned char>(c))) digit = true;
+        else if (c != '.' && c != 'e' && c != 'E' && c != '-' && c != '+') return false;
+    }
+    return digit;
+}
+
+// aws-lambda-builders turns a property into flags by its Python type
+// (nodejs_npm_esbuild/esbuild.py, _get_config_type_callback): bool, str or list; anything
+// else (a number, a mapping) fails the build there, so it is a config error here.
+build_spec::esbuild_options::property read_esbuild_property(const ymember& m) {
+    using property = build_spec::esbuild_options::property;
+    property p;
+    p.key = build_property_key(m.key);
+    const std::string what = "BuildProperties." + m.key;
+    const ynode& v = m.value;
+    const std::string expected = " must be a boolean, a string or a list of strings";
+    if (bool b = false; is_yaml_bool(v, b)) {
+        p.type = property::kind::boolean;
+        p.flag = b;
+    } else if (v.is_scalar()) {
+        if (is_yaml_number(v) || !v.tag.empty())
+            fail(v, what + expected + " (quote a number: \"" + v.text + "\")");
+        p.type = property::kind::string;
+        p.values.push_back(v.text);
+    } else if (v.is_sequence()) {
+        p.type = property::kind::list;
+        for (const ynode& item : v.items) {
+            if (!item.is_scalar() || !item.tag.empty()) fail(item, what + expected);
+            p.values.push_back(item.text);
+        }
+    } else {
+        fail(v, what + expected);
+    }
+    return p;
+}
+
+}  // namespace
+
+// A function's resource-level Metadata.BuildMethod, as `sam build` reads it
+// (samcli/lib/build/app_builder.py): esbuild and makefile become fn.build; a language's own
+// builder or one coldbrew does not run is named in stack::ignored. A stack served from
+// .aws-sam/build is already built.
+void read_sam_build(const ymember& res, function& fn, stack& out) {
+    if (out.built_from) return;
+    const ynode* metadata = res.value.find("Metadata");
+    if (!metadata || !metadata->is_map()) return;
+    const ynode* method_node = metadata->find("BuildMethod");
+    if (!method_node || method_node->is_null()) return;
+    const std::string& method = expect_string(*method_node, "Metadata.BuildMethod");
+    const std::string& id = res.key;
+    if (method == "esbuild" || method == "makefile") {
+        build_spec b;
+        b.method = method;
+        b.source_dir = fn.code_dir;
+        b.artifacts_dir = out.template_file.parent_path() / ".coldbrew" / "build" / fn.name;
+        b.where = method_node->where;
+        b.path = method_node->path;
+        const ynode* props = metadata->find("BuildProperties");
+        if (props && !props->is_null()) expect_map(*props, "Metadata.BuildProperties");
+        if (method == "esbuild") {
+            bool have_entry_points = false;
+            for (const ymember& m : props ? props->members : std::vector<ymember>{}) {
+                auto p = read_esbuild_property(m);
+                if (p.key == "entry_points") {
+                    // esbuild.py build_entry_points: a list, not empty.
+                    if (p.type != build_spec::esbuild_options::property::kind::list)
+                        fail(m.value, "BuildProperties.EntryPoints must be a list of files");
+                    if (p.values.empty())
+                        fail(m.value, "BuildProperties.EntryPoints must not be empty");
+                    b.esbuild.entry_points = std::move(p.values);
+                    have_entry_points = true;
+                    continue;
+                }
+                b.esbuild.properties.push_back(std::move(p));
+            }
+            if (!have_entry_points)
+                fail(props ? *props : *method_node,
+                     id + ": BuildMethod esbuild needs BuildProperties.EntryPoints, the files "
+                          "esbuild bundles (e.g. [app.ts])");
+        }
+        fn.build = std::move(b);
+        return;
+    }
+    not_emulated n;
+    n.kind = "build";
+    n.what = "BuildMethod " + method + " of " + id;
+    n.where = method_node->where;
+    const bool language_default = method.rfind("nodejs", 0) == 0 || method.rfind("python", 0) == 0;
+    if (language_default) {
+        n.meaning = "coldbrew runs CodeUri as it is; sam build would install its dependencies "
+                    "into the build";
+        n.fix = "install the dependencies in " + fn.code_dir.string() +
+                ", or run `sam build` first: coldbrew serves .aws-sam/build when it exists";
+    } else {
+        n.meaning = "coldbrew does not build " + method + "; it runs CodeUri as it is";
+        n.fix = "run `sam build` first: coldbrew serves .aws-sam/build when it exists";
+    }
+    out.ignored.push_back(std::move(n));
+}
+
 void sam_loader::read_function(const ymember& res, const ynode& props_raw) {
     const std::string& id = res.key;
     warn_unknown_keys(props_raw, function_properties, out_.warnings);
@@ -606,6 +735,7 @@ void sam_loader::read_function(const ymember& res, const ynode& props_raw) {
     } else {
         fn.code_dir = normal_absolute(base_dir_);
     }
+    read_sam_build(res, fn, out_);
 
     if (auto v = value(props, "MemorySize")) fn.memory_mb = read_memory_mb(*v, "MemorySize");
     if (auto v = value(props, "Timeout")) fn.timeout_s = read_timeout_s(*v, "Timeout");

@@ -131,6 +131,18 @@ struct build_spec {
     // esbuild's options, from BuildProperties (SAM) or custom.esbuild (serverless).
     struct esbuild_options {
         std::vector<std::string> entry_points;  // relative to source_dir
+        // Every other BuildProperties key, in template order, as aws-lambda-builders receives
+        // it from SAM CLI (samcli/lib/utils/resource_metadata_normalizer.py: PascalCase →
+        // snake_case, "OutExtension" → "out_extension"). A boolean is a flag, a string one
+        // value, a list one value per item (nodejs_npm_esbuild/esbuild.py).
+        struct property {
+            enum class kind { boolean, string, list };
+            std::string key;  // snake_case
+            kind type = kind::string;
+            bool flag = false;                // boolean
+            std::vector<std::string> values;  // string: one; list: each item
+        };
+        std::vector<property> properties;
     } esbuild;
     source_location where;  // the BuildMethod value
     std::string path;       // its key path, "Resources.Hello.Metadata.BuildMethod"
