@@ -1,5 +1,12 @@
 #include "emulator/functions/layer_paths.hpp"
 
+#include "emulator/functions/launcher.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include "tests/catch.hpp"
 
 using coldbrew::functions::layer_paths_for;
@@ -44,4 +51,23 @@ TEST_CASE("search paths are put before what the variable held", "[unit]") {
     REQUIRE(prepend_search_path({"/a", "/b"}, "/usr/bin:/bin") == "/a:/b:/usr/bin:/bin");
     REQUIRE(prepend_search_path({"/a"}, "") == "/a");
     REQUIRE(prepend_search_path({}, "/usr/bin") == "/usr/bin");
+}
+
+TEST_CASE("a custom runtime's bootstrap from layers is the last layer's, as /opt holds it", "[unit]") {
+    const auto root = std::filesystem::temp_directory_path() /
+                      ("coldbrew-layer-bootstrap-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(root);
+    for (const char* layer : {"first", "second"}) {
+        std::filesystem::create_directories(root / layer);
+        std::ofstream(root / layer / "bootstrap") << "#!/bin/sh\n";
+        std::filesystem::permissions(root / layer / "bootstrap", std::filesystem::perms::owner_all);
+    }
+    std::filesystem::create_directories(root / "code");
+    coldbrew::config::function fn;
+    fn.runtime = "provided.al2023";
+    fn.code_dir = root / "code";
+    fn.layer_dirs = {root / "first", root / "second"};
+    const auto o = coldbrew::functions::launcher_for(fn, root);
+    std::filesystem::remove_all(root);
+    CHECK(o.file == (root / "second" / "bootstrap").string());
 }
