@@ -105,15 +105,17 @@ std::vector<dotenv_entry> parse_dotenv(const std::string& raw) {
         const std::size_t key_start = p;
         while (p < eol && is_key_char(text[p])) ++p;
         std::string key = text.substr(key_start, p - key_start);
+        const std::size_t key_end = p;
         while (p < eol && is_blank(text[p])) ++p;
         bool separated = false;
         if (!key.empty() && p < eol && text[p] == '=') {
             separated = true;
             ++p;
-        } else if (!key.empty() && p < eol && text[p] == ':' && p + 1 < eol && is_blank(text[p + 1])) {
-            // The YAML-like "KEY: value" form needs a blank after the colon.
+        } else if (!key.empty() && key_end < eol && text[key_end] == ':' && key_end + 1 < eol &&
+                   is_blank(text[key_end + 1])) {
+            // The YAML-like "KEY: value" form: the colon right after the key, then a blank.
             separated = true;
-            ++p;
+            p = key_end + 1;
         }
         if (!separated) {  // not an assignment: dotenv skips it
             next_line();

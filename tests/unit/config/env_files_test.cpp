@@ -141,6 +141,7 @@ TEST_CASE("dotenv: export, comments, quotes, multiline, skipped lines", "[unit]"
         "H=a#b\n"
         "I=`back`\r\n"
         "J='no \\n escape'\n"
+        "K : not an assignment\n"
         "A=2\n";
     const auto entries = config::parse_dotenv(text);
     std::map<std::string, std::string> v;
@@ -219,4 +220,50 @@ functions:
     handler: handler.hello
 )");
     CHECK(fn(s, "hello").environment.at("TABLE") == "unset");
+}
+
+TEST_CASE("env-vars win over coldbrew.yaml and reach the variables it declares", "[unit]") {
+    temp_app app;
+    app.write("coldbrew.yaml", "functions:\n  Hello:\n    environment: {TABLE: from-coldbrew, LOG_LEVEL: debug}\n");
+    auto s = app.sam(two_functions);
+    REQUIRE(fn(s, "Hello").environment.at("TABLE") == "from-coldbrew");
+    const auto warnings_before = s.warnings.size();
+    config::apply_env_vars(
+        config::parse_env_vars(R"({"Hello": {"TABLE": "from-file", "LOG_LEVEL": "warn"}})", "e.json"), s);
+    CHECK(fn(s, "Hello").environment.at("TABLE") == "from-file");
+    CHECK(fn(s, "Hello").environment.at("LOG_LEVEL") == "warn");
+    CHECK(s.warnings.size() == warnings_before);
+}
+
+TEST_CASE("env-vars on a serverless stack: sections by function key or deployed name", "[unit]") {
+    temp_app app;
+    auto s = app.serverless(R"(service: shop
+provider:
+  name: aws
+  runtime: nodejs20.x
+  environment: {TABLE: orders}
+functions:
+  hello:
+    handler: handler.hello
+  bye:
+    handler: handler.bye
+)");
+    config::apply_env_vars(
+        config::parse_env_vars(R"({"hello": {"TABLE": "by-key"}, "shop-dev-bye": {"TABLE": "by-name"}})", "e.json"),
+        s);
+    CHECK(fn(s, "hello").environment.at("TABLE") == "by-key");
+    CHECK(fn(s, "bye").environment.at("TABLE") == "by-name");
+}
+
+TEST_CASE("env-vars: an empty object and an empty file section are fine, a top-level scalar is not", "[unit]") {
+    temp_app app;
+    auto s = app.sam(two_functions);
+    const auto warnings_before = s.warnings.size();
+    config::apply_env_vars(config::parse_env_vars("{}", "e.json"), s);
+    CHECK(fn(s, "Hello").environment.at("TABLE") == "orders");
+    CHECK(s.warnings.size() == warnings_before);
+    auto e = error_of([] { config::parse_env_vars("{\"Parameters\": 3}", "e.json"); });
+    CHECK(e.key_path() == "Parameters");
+    CHECK(e.where().line == 1);
+    CHECK(e.where().column == 2);
 }
