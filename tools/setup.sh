@@ -15,6 +15,7 @@ packages=(
   curl                                           # the bash `provided` example runtime
   zlib1g-dev                                     # zipped size of deployment packages
   libssl-dev                                     # JWT authorizers: signatures, JWKS over https
+  libarchive-dev                                 # layers given as .zip files
 )
 # Interpreters for the nodejs* and python3* shims: any version already on PATH will do.
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

@@ -23,6 +23,7 @@
 
 #include "emulator/app/app.hpp"
 #include "emulator/build/build.hpp"
+#include "emulator/config/env_files.hpp"
 #include "emulator/config/fault_rules.hpp"
 #include "emulator/config/not_emulated.hpp"
 #include "emulator/config/stack.hpp"
@@ -176,6 +177,7 @@ struct load_flags {
     std::optional<int> admin_port;
     bool realistic_sla = false;
     std::string standby;  // `up --standby N|auto`: every function's standby environments
+    std::string env_vars;  // SAM CLI's --env-vars file (config/env_files.hpp)
 };
 
 // Loads the stack and resolves each function's interpreter (before anything listens);
@@ -193,6 +195,8 @@ config::stack load(const load_flags& f,
     // Runtime lifecycles are judged on today's date, as AWS judges a deploy.
     o.today = std::chrono::year_month_day{std::chrono::floor<std::chrono::days>(clock.wall())};
     auto stack = config::load_stack(f.path, o);
+    // After coldbrew.yaml: the command line wins over the files beside the app.
+    if (!f.env_vars.empty()) config::apply_env_vars(config::read_env_vars(f.env_vars), stack);
     // Built before the interpreters are resolved and the models measure the code: both see
     // the built code directory.
     build::build_environment build_env;
@@ -1022,6 +1026,9 @@ int main(int argc, char** argv) {
         sub->add_option("--parameter-overrides", lf.parameter_overrides,
                         "SAM parameters, Key=Value (repeatable)");
         sub->add_option("--stage", lf.stage, "serverless.yml stage (default: provider.stage or dev)");
+        sub->add_option("--env-vars", lf.env_vars,
+                        "JSON file of variable values, as sam local reads it: {\"Parameters\": "
+                        "{…}, \"<function>\": {…}}; or a .env file (all functions)");
         sub->add_option("--time-scale", lf.time_scale,
                         "Multiply modeled delays (cold starts, keep-alive) by this; 0.01 runs a "
                         "1 s cold start in 10 ms")

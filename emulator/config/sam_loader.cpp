@@ -4,6 +4,7 @@
 // `samcli/lib/providers/sam_function_provider.py`).
 
 #include "emulator/config/intrinsics.hpp"
+#include "emulator/config/layer_zip.hpp"
 #include "emulator/config/loaders.hpp"
 #include "emulator/config/not_emulated.hpp"
 #include "emulator/config/rules.hpp"
@@ -857,7 +858,9 @@ std::optional<std::filesystem::path> sam_loader::layer_dir(const std::string& id
                                                           "downloaded; layer ignored"));
         return std::nullopt;
     }
-    return local_directory(content, base_dir_, expect_string(content, key), key);
+    // A .zip is extracted into the project (.coldbrew/layers), not into a build directory.
+    const auto project = (out_.built_from ? *out_.built_from : out_.template_file).parent_path();
+    return local_layer(content, base_dir_, expect_string(content, key), key, project, id);
 }
 
 void sam_loader::read_layers(function& fn, const ynode& layers) {

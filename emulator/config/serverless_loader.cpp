@@ -2,6 +2,7 @@
 // coldbrew reads, so a `${ssm:…}` under `resources:` or `provider.iam` does not stop a
 // local run; an unresolvable variable in a key coldbrew needs is a config_error.
 
+#include "emulator/config/layer_zip.hpp"
 #include "emulator/config/loaders.hpp"
 #include "emulator/config/not_emulated.hpp"
 #include "emulator/config/rules.hpp"
@@ -1047,10 +1048,13 @@ void serverless_loader::read_layers(function& fn, const ynode& layers) {
                 if (layer_logical_id(l.key) != ref) continue;
                 const ynode layer = vars_.resolve(l.value);
                 const ynode* path = expect_map(layer, "a layer").find("path");
+                // A layer packaged beforehand names its .zip as package.artifact instead.
+                if (const ynode* pkg = layer.find("package"); !path && pkg && pkg->is_map())
+                    path = pkg->find("artifact");
                 if (!path)
                     fail_key(l, join_path(local->path, l.key), "layer " + l.key + " has no path");
-                fn.layer_dirs.push_back(local_directory(
-                    *path, service_dir_, expect_string(*path, "path"), "layer path"));
+                fn.layer_dirs.push_back(local_layer(*path, service_dir_, expect_string(*path, "path"),
+                                                    "layer path", service_dir_, l.key));
                 found = true;
             }
         }

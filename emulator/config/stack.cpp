@@ -1,5 +1,6 @@
 #include "emulator/config/stack.hpp"
 
+#include "emulator/config/env_files.hpp"
 #include "emulator/config/loaders.hpp"
 #include "emulator/config/yaml_tree.hpp"
 
@@ -63,6 +64,31 @@ std::optional<std::filesystem::path> source_template(const std::filesystem::path
     for (auto name : {"template.yaml", "template.yml"})
         if (std::filesystem::is_regular_file(project / name, ec)) return project / name;
     return std::nullopt;
+}
+
+// serverless v3 `useDotenv: true`: the .env file's variables join the environment that
+// `${env:…}` reads, without replacing variables already set (env_files.hpp). Handlers do not
+// get them unless serverless.yml names them: serverless-offline hands a handler only the
+// AWS_* variables of its own process.env (src/lambda/LambdaFunction.js, without
+// --localEnvironment), so an unreferenced .env variable never reaches it either.
+load_options serverless_dotenv(const ynode& root, const load_options& options, stack& out) {
+    const ynode* use = root.find("useDotenv");
+    if (!use || !use->is_scalar() || use->text != "true") return options;
+    std::string stage = "dev";
+    if (options.stage) {
+        stage = *options.stage;
+    } else if (const ynode* provider = root.find("provider"); provider && provider->is_map()) {
+        // A stage written as a variable is not resolved yet when serverless loads the file;
+        // coldbrew then uses serverless's default.
+        if (const ynode* st = provider->find("stage");
+            st && st->is_scalar() && st->text.find("${") == std::string::npos && !st->text.empty())
+            stage = st->text;
+    }
+    auto loaded = load_serverless_dotenv(out.template_file.parent_path(), stage, options.env);
+    if (!loaded.file) return options;
+    load_options with = options;
+    for (auto& [k, v] : loaded.added) with.env.emplace(k, v);
+    return with;
 }
 
 std::string function_key_path(const stack& s, const function& fn) {
@@ -256,7 +282,8 @@ stack load_stack(const std::filesystem::path& path, const load_options& options)
     const bool named_serverless = file_name.rfind("serverless", 0) == 0;
     if (named_serverless || (!looks_like_sam(root) && looks_like_serverless(root))) {
         out.kind = stack::source_kind::serverless;
-        load_serverless(root, options, options_file.region_set, out);
+        const load_options with_dotenv = serverless_dotenv(root, options, out);
+        load_serverless(root, with_dotenv, options_file.region_set, out);
     } else if (looks_like_sam(root)) {
         out.kind = stack::source_kind::sam;
         load_sam(root, options, out);

@@ -171,7 +171,9 @@ struct function {
     std::string runtime;        // "nodejs20.x", "python3.12", "provided.al2023", …
     std::string handler;        // "index.handler", "app.lambda_handler", "bootstrap"
     std::filesystem::path code_dir;               // absolute, exists, is a directory
-    std::vector<std::filesystem::path> layer_dirs;  // local layer content dirs (absolute)
+    std::vector<std::filesystem::path> layer_dirs;  // local layer content dirs (absolute), in
+                                                    // template order; a .zip layer's is where it
+                                                    // was extracted (.coldbrew/layers/…)
     // nullopt: code_dir runs as it is. Set: code_dir is source_dir until the build has run at
     // start, then build->artifacts_dir.
     std::optional<build_spec> build;
@@ -436,6 +438,9 @@ struct load_options {
 // stack::built_from names the project's template, and a built template older than it adds a
 // warning). A path to .aws-sam/build/template.yaml itself is served the same way. coldbrew.yaml
 // is always read from the project directory.
+// serverless.yml `useDotenv: true`: `.env.<stage>`, else `.env`, adds to options.env what it
+// does not set, before variables are resolved (env_files.hpp). A layer whose content is a
+// .zip is extracted into <project>/.coldbrew/layers/ while loading (layer_zip.hpp).
 // Throws config_error on anything malformed, unsupported or inconsistent.
 //
 // Format: a file named serverless* is a serverless.yml; otherwise AWSTemplateFormatVersion,

@@ -1,4 +1,5 @@
 #include "emulator/functions/function_pool.hpp"
+#include "emulator/functions/layer_paths.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -526,18 +527,19 @@ std::vector<std::string> function_pool::environment_for(
     for (const auto& [k, v] : dependencies) env[k] = v;
 
     // Layers are extracted under /opt on Lambda; locally their directories are put on the
-    // language search paths that /opt would be on.
-    std::string node_path, python_path, bin_path;
-    for (const auto& layer : fn_.layer_dirs) {
-        node_path += (node_path.empty() ? "" : ":") + (layer / "nodejs" / "node_modules").string();
-        python_path += (python_path.empty() ? "" : ":") + (layer / "python").string();
-        bin_path += (layer / "bin").string() + ":";
+    // search paths /opt is on, later layers first (layer_paths.hpp).
+    if (!fn_.layer_dirs.empty()) {
+        const auto paths = layer_paths_for(fn_.runtime, fn_.layer_dirs);
+        auto prepend = [&env](const char* name, const std::vector<std::string>& entries) {
+            if (entries.empty()) return;
+            auto it = env.find(name);
+            env[name] = prepend_search_path(entries, it == env.end() ? "" : it->second);
+        };
+        prepend("NODE_PATH", paths.node_path);
+        prepend("PYTHONPATH", paths.python_path);
+        prepend("PATH", paths.path);
+        prepend("LD_LIBRARY_PATH", paths.ld_library_path);
     }
-    if (!node_path.empty())
-        env["NODE_PATH"] = node_path + (env.count("NODE_PATH") ? ":" + env["NODE_PATH"] : "");
-    if (!python_path.empty())
-        env["PYTHONPATH"] = python_path + (env.count("PYTHONPATH") ? ":" + env["PYTHONPATH"] : "");
-    if (!bin_path.empty()) env["PATH"] = bin_path + env["PATH"];
 
     // Reserved variables: the platform's values win over the user's [ENV] (RIE env/constants.go).
     const auto& s = *ctx_.settings;

@@ -460,7 +460,9 @@ supervisor::spawn_options launcher_for(const config::function& fn,
     if (starts_with(fn.runtime, "provided")) {
         // Custom runtimes: bootstrap from the code directory, else from a layer (/opt) [CUSTOM].
         std::vector<std::filesystem::path> candidates{fn.code_dir / "bootstrap"};
-        for (const auto& layer : fn.layer_dirs) candidates.push_back(layer / "bootstrap");
+        // The last layer's bootstrap is the one /opt holds: later layers overwrite earlier ones.
+        for (auto it = fn.layer_dirs.rbegin(); it != fn.layer_dirs.rend(); ++it)
+            candidates.push_back(*it / "bootstrap");
         for (const auto& c : candidates) {
             if (is_executable_file(c)) {
                 o.file = c.string();
