@@ -37,7 +37,10 @@ struct root {
 
 // Every distinct directory to watch: per function `build ? build->source_dir : code_dir`,
 // then its layer_dirs; each directory once, with every function it concerns. Paths are
-// compared lexically normalised (no file system access).
+// compared lexically normalised (no file system access). The same set SAM CLI's warm
+// containers watch: a function's code path and its layers' CodeUri (aws-sam-cli,
+// samcli/lib/utils/file_observer.py, LambdaFunctionObserver); a build's source directory
+// stands for the code path because the build output is what coldbrew writes itself.
 std::vector<root> watch_roots(const config::stack& s);
 
 // Whether a change at `relative` (a path relative to a watched root, '/'-separated) is noise:
