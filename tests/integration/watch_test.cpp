@@ -237,3 +237,26 @@ TEST_CASE("watch: a provided bootstrap replaced during a request reloads for the
     cb.proc.signal(SIGINT);
     CHECK(cb.proc.wait_exit() == 0);
 }
+
+TEST_CASE("watch: a provisioned environment is replaced by a new provisioned one on the new "
+          "code",
+          "[integration]") {
+    watch_app app;
+    app.dir.write("coldbrew.yaml",
+                  "standby: 0\nfunctions:\n  Node: {provisioned_concurrency: 1, "
+                  "reserved_concurrency: 1}\n");
+    running cb(app, true);
+    auto first = http_request(cb.port, "GET", "/node");
+    REQUIRE(first.body == "node-v1");
+    const auto before = cb.counters("Node");
+    app.overwrite("node/index.js", node_handler("node-v2-edited"));
+    cb.wait_code_changed("Node", 1);
+    const auto next = http_request(cb.port, "GET", "/node");
+    CHECK(next.body == "node-v2-edited");
+    const auto after = cb.counters("Node");
+    CHECK(after["provisioned"].get<int>() == before["provisioned"].get<int>() + 1);
+    CHECK(after["cold_starts"] == before["cold_starts"]);  // served warm, as provisioned
+    CHECK(after["code_reloads"].get<int>() == before["code_reloads"].get<int>() + 1);
+    cb.proc.signal(SIGINT);
+    CHECK(cb.proc.wait_exit() == 0);
+}
