@@ -126,13 +126,37 @@ app::app(const config::stack& stack, app_dependencies deps)
                          {"init_overruns", st.init_overruns},
                          {"init_overrun_ms", st.init_overrun_ms},
                          {"standby", st.standby},           {"standby_ready", st.standby_ready},
-                         {"standby_taken", st.standby_taken}};
+                         {"standby_taken", st.standby_taken},
+                         {"code_reloads", st.code_reloads}};
         }
         return out;
     };
     admin_ctx_.reset_request_counters = [this] { reset_counters(); };
     if (proxies_) admin_ctx_.proxy_counters = [this] { return proxies_->to_json(); };
     admin_ctx_.request_stats = request_stats_.get();
+}
+
+bool app::code_changed(const std::string& function, const std::filesystem::path& file) {
+    auto it = pools_.find(function);
+    if (it == pools_.end()) return false;
+    auto& pool = *it->second;
+    // The sink names the function; the line names the file, as the user would say it.
+    deps_.logs->write(function, "coldbrew: code changed: " + file.string() +
+                                    (pool.function().build && deps_.rebuild
+                                         ? "; rebuilding, then new execution environments"
+                                         : "; new execution environments from the next invocation"));
+    if (pool.function().build && deps_.rebuild) {
+        // The pool outlives the build only while the app does: a build that ends during the
+        // shutdown retires nothing.
+        deps_.rebuild(pool.function(), [this, alive = std::weak_ptr<int>(alive_),
+                                        name = function](bool ok) {
+            if (!ok || alive.expired() || shutting_down_) return;
+            if (auto p = pools_.find(name); p != pools_.end()) p->second->retire_code();
+        });
+        return true;
+    }
+    pool.retire_code();
+    return true;
 }
 
 app::~app() {

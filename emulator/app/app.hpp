@@ -55,6 +55,10 @@ struct app_dependencies {
     supervisor::memory_limiter* memory = nullptr;  // null: MemorySize not enforced
     // The keys of the stack's JWT authorizers (load_jwt_keys), by front::jwt_keys_name.
     front::jwt_key_sets jwt_keys = {};
+    // Rebuilds a function that has a build (function::build) after its sources changed, and
+    // calls `done(ok)` on the loop when finished; a failed build is logged by the builder and
+    // keeps the old code running. Null: no builds (code_changed retires at once).
+    std::function<void(const config::function&, std::function<void(bool ok)> done)> rebuild = {};
 };
 
 // Loads the keys of every JWT authorizer of the stack (jwt::load_keys: files, URLs, or the
@@ -93,6 +97,11 @@ public:
     void start_provisioned();
     // Every function's standby environments have finished their init (or given up).
     bool standby_settled() const;
+
+    // `file` under the code, build inputs or a layer of `function` changed (`--watch`): says
+    // so in one log line, rebuilds first when the function has a build (deps.rebuild), then
+    // retires its environments (function_pool::retire_code). Unknown name: false.
+    bool code_changed(const std::string& function, const std::filesystem::path& file);
 
     // Invokes a function directly (the path `coldbrew invoke` takes). Unknown name: false.
     bool invoke(const std::string& function, functions::invocation inv);
@@ -162,6 +171,8 @@ private:
     std::chrono::steady_clock::time_point built_at_;
     std::optional<double> reset_at_ms_;
     admin::admin_context admin_ctx_;
+    // Watched by work that may end after the app (a rebuild's done): it then does nothing.
+    std::shared_ptr<int> alive_ = std::make_shared<int>(0);
 };
 
 }  // namespace coldbrew::app

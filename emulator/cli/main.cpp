@@ -39,6 +39,7 @@
 #include "emulator/telemetry/log_files.hpp"
 #include "emulator/telemetry/run_summary.hpp"
 #include "emulator/telemetry/trace_export.hpp"
+#include "emulator/watch/watch.hpp"
 #include "models/bandwidth/bandwidth.hpp"
 #include "models/compute/cpu.hpp"
 #include "models/pool/pool_policy.hpp"
@@ -178,6 +179,7 @@ struct load_flags {
     bool realistic_sla = false;
     std::string standby;  // `up --standby N|auto`: every function's standby environments
     std::string env_vars;  // SAM CLI's --env-vars file (config/env_files.hpp)
+    bool watch = false;   // `up --watch`: also coldbrew.yaml `watch: true`
 };
 
 // Loads the stack and resolves each function's interpreter (before anything listens);
@@ -215,6 +217,7 @@ config::stack load(const load_flags& f,
     if (f.admin_port) stack.settings.admin_port = *f.admin_port;
     if (!f.decision_log.empty())
         stack.settings.decision_log = std::filesystem::absolute(f.decision_log);
+    if (f.watch) stack.settings.watch = true;
     if (!f.standby.empty())
         for (auto& fn : stack.functions) {
             fn.standby_auto = f.standby == "auto";
@@ -806,6 +809,20 @@ int run_up(const load_flags& lf, int port, const std::string& host,
         }
     }
     application->start_provisioned();
+    // Started with the app, stopped at the first signal: its handles would keep the loop up.
+    std::unique_ptr<watch::watcher> watcher;
+    std::size_t watched_dirs = 0;
+    if (stack.settings.watch) {
+        auto roots = watch::watch_roots(stack);
+        watched_dirs = roots.size();
+        watcher = std::make_unique<watch::watcher>(
+            &lo.loop, clock, std::move(roots),
+            [a = application.get()](const std::string& fn, const std::filesystem::path& file) {
+                a->code_changed(fn, file);
+            },
+            [](const std::string& note) { spdlog::warn("{}", note); });
+        watcher->start();
+    }
     std::string base = "http://" + stack.settings.host + ":" + std::to_string(application->gateway_port());
     std::ostringstream banner;
     banner << "coldbrew " << version_text << "  seed " << seed << "  time_scale "
@@ -817,6 +834,11 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     if (stack.settings.decision_log)
         banner << "Decision log: " << stack.settings.decision_log->string() << "\n";
     banner << tel.banner;
+    if (watcher)
+        banner << "Watch: on (" << watched_dirs << " director" << (watched_dirs == 1 ? "y" : "ies")
+               << (watcher->polling() ? ", scanned" : ", inotify")
+               << "): an edit retires the function's execution environments; the next "
+                  "invocation is a cold start on the new code\n";
     print_faults(faults, banner);
     std::fputs(banner.str().c_str(), stdout);
     wait_for_standby(lo.loop, *application);
@@ -840,9 +862,10 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     // A second signal ends them at once.
     struct signal_ctx {
         app::app* a;
+        watch::watcher* w;
         uv_signal_t sigint{}, sigterm{};
         bool stopping = false;
-    } sc{application.get()};
+    } sc{application.get(), watcher.get()};
     auto on_signal = [](uv_signal_t* h, int) {
         auto* c = static_cast<signal_ctx*>(h->data);
         if (c->stopping) {
@@ -850,6 +873,7 @@ int run_up(const load_flags& lf, int port, const std::string& host,
             return;
         }
         c->stopping = true;
+        if (c->w) c->w->stop();
         std::fprintf(stderr, "coldbrew: shutting down\n");
         c->a->shutdown(2000, [c] {
             uv_close(reinterpret_cast<uv_handle_t*>(&c->sigint), nullptr);
@@ -1075,6 +1099,10 @@ int main(int argc, char** argv) {
                 return "";
             },
             "N|auto", "standby"));
+    up->add_flag("--watch", lf.watch,
+                 "Hot reload: an edit under a function's code, build inputs or layers retires "
+                 "its idle and standby execution environments, as a deploy does; running "
+                 "invocations finish on the old code (also coldbrew.yaml `watch: true`)");
     up->add_flag("--realistic-sla", lf.realistic_sla,
                  "Lose requests at each service's published SLA (API Gateway and Lambda: "
                  "99.95%) unless coldbrew.yaml sets a rate");

@@ -1006,6 +1006,7 @@ constexpr field<coldbrew_file> top_level[] = {
      [](const ynode& v, coldbrew_file& out) {
          std::tie(out.values.default_standby, out.values.default_standby_auto) = read_standby(v);
      }},
+    {"watch", [](const ynode& v, coldbrew_file& out) { out.values.watch = read_bool(v, "watch"); }},
     {"profile",
      [](const ynode& v, coldbrew_file& out) {
          if (v.is_null()) return;

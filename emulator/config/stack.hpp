@@ -460,6 +460,7 @@ struct load_options {
 //   profile: path            (relative to coldbrew.yaml's directory; an existing file)
 //   account_concurrency: 1..1000000                 (the model's; default: the profile's)
 //   decision_log: path       (relative to coldbrew.yaml's directory; its directory exists)
+//   watch: bool              (hot reload, as `up --watch`; emulator/watch/watch.hpp)
 //   functions: {<function::name>: {
 //       memory_mb, timeout_s, max_environments, standby, environment,
 //       reserved_concurrency: 0..1000000 | null (null removes the template's),

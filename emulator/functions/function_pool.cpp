@@ -52,6 +52,9 @@ function_pool::function_pool(const config::function& fn, const function_model& m
 void function_pool::start_provisioned() { act(policy_->provision(model_now_ms())); }
 
 namespace {
+// The reason the decision log and the debug log give for an environment retired by a code
+// change.
+constexpr const char* reason_code_changed = "code-changed";
 // Standby environments take ids from a range the policy never reaches, so their log stream
 // names and cgroups are distinct from every policy environment's until they are claimed.
 constexpr std::uint64_t standby_id_base = std::uint64_t{1} << 48;
@@ -87,6 +90,47 @@ bool function_pool::spawn_standby() {
     }
     standby_.push_back(std::move(env));
     return true;
+}
+
+std::size_t function_pool::retire_code() {
+    if (shut_down_) return 0;
+    std::size_t retired = 0;
+    const double now = model_now_ms();
+    std::vector<std::uint64_t> idle;
+    for (const auto& [id, env] : environments_) {
+        if (!env->alive()) continue;
+        if (!env->assigned())
+            idle.push_back(id);
+        else if (stale_code_.insert(id).second)
+            ++retired;
+    }
+    for (const auto id : idle) {
+        ++stats_.code_reloads;
+        ++retired;
+        spdlog::debug("{}: execution environment {} retired ({})", fn_.name, id,
+                      reason_code_changed);
+        // Its exit finds the policy done with it; a provisioned one is replaced here.
+        environments_.at(id)->kill(reason_code_changed);
+        act(policy_->discard(id, now, reason_code_changed));
+    }
+    // Standby environments are outside the policy: ended here, and on_exit no longer finds
+    // them among the standby ones.
+    for (auto& e : standby_) {
+        if (e->alive()) {
+            ++stats_.code_reloads;
+            ++retired;
+        }
+        e->kill(reason_code_changed);
+        dead_.push_back(std::move(e));
+    }
+    standby_.clear();
+    schedule_collect();
+    // An init failure of the old code says nothing about the new: standby is tried again.
+    standby_failed_ = false;
+    start_standby();
+    drain_waiting();
+    arm_expiry();
+    return retired;
 }
 
 void function_pool::start_standby() {
@@ -309,7 +353,14 @@ void function_pool::on_done(execution_environment& env, const invocation_result&
     // An environment being reset (timeout, crash, init error) is discarded when its process
     // is gone; only a healthy one becomes idle.
     if (env.alive() && !shut_down_) {
-        act(policy_->release(env.id(), model_now_ms()));
+        if (stale_code_.erase(env.id())) {
+            // It ran its invocation on the code it started with; the next one gets new code.
+            ++stats_.code_reloads;
+            env.kill(reason_code_changed);
+            act(policy_->discard(env.id(), model_now_ms(), reason_code_changed));
+        } else {
+            act(policy_->release(env.id(), model_now_ms()));
+        }
         drain_waiting();
         arm_expiry();
     }
@@ -378,12 +429,13 @@ void function_pool::on_exit(execution_environment& env, std::optional<invocation
     if (env.standby()) {
         auto it = std::find_if(standby_.begin(), standby_.end(),
                                [&](const auto& e) { return e.get() == &env; });
-        if (it != standby_.end()) {
+        const bool retired = it == standby_.end();  // by retire_code: already dead_
+        if (!retired) {
             dead_.push_back(std::move(*it));
             standby_.erase(it);
         }
         schedule_collect();
-        if (shut_down_) return;
+        if (shut_down_ || retired) return;
         if (!env.local_init_done() || reason == "init-error") {
             // A handler whose init fails would fail every spare process the same way; from
             // here each cold start starts (and fails) on its own, as without standby.
@@ -397,6 +449,7 @@ void function_pool::on_exit(execution_environment& env, std::optional<invocation
         return;
     }
     const std::uint64_t id = env.id();
+    stale_code_.erase(id);
     auto it = environments_.find(id);
     if (it != environments_.end() && it->second.get() == &env) {
         dead_.push_back(std::move(it->second));

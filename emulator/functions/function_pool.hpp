@@ -23,6 +23,7 @@
 #include <list>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -151,6 +152,9 @@ struct pool_stats {
     double init_overrun_ms = 0;
     double init_overrun_max_ms = 0;
     std::uint64_t standby_taken = 0;     // cold starts served by a standby environment
+    // Environments retired because the function's code changed (retire_code): idle, standby
+    // and provisioned ones at once, busy ones after their invocation.
+    std::uint64_t code_reloads = 0;
     std::size_t environments = 0;        // alive now
     std::size_t busy = 0;                // of those, serving (or initializing for) an invocation
     // Standby environments now: started and not yet taken (ready: their local init is done).
@@ -190,6 +194,14 @@ public:
     function_pool& operator=(const function_pool&) = delete;
 
     void invoke(invocation inv);
+
+    // The function's code changed on disk (`--watch`), as after a deploy: idle environments
+    // are retired now (the policy discards them, reason "code-changed"); provisioned ones are
+    // replaced by new provisioned ones, as publishing a new version behind the alias does;
+    // standby environments are killed and new ones started; a busy environment finishes its
+    // invocation on the old code, then retires. Later invocations get new environments, each
+    // with its modeled cold start. Returns how many environments it retired or marked.
+    std::size_t retire_code();
 
     // Invocations accepted and not yet answered.
     std::size_t in_flight() const noexcept { return in_flight_; }
@@ -261,6 +273,9 @@ private:
         std::size_t standby_at_start = 0;  // standby environments when its first cold start came
     } burst_;
     std::deque<waiting> waiting_;
+    // Policy ids of busy environments running code older than the files (retire_code): they
+    // retire when their invocation is answered instead of becoming idle.
+    std::set<std::uint64_t> stale_code_;
     // Freeing dead environments is real housekeeping on the next loop turn, not a modeled
     // wait, so it stays a plain libuv timer.
     uv_timer_t* reap_timer_ = nullptr;
