@@ -777,6 +777,17 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     deps.scheduler = &scheduler;
     deps.memory = rm.memory.get();
     deps.jwt_keys = std::move(jwt_keys);
+    // Watch mode rebuilds a built function on the loop before its environments are retired.
+    std::unique_ptr<build::builder> builder;
+    if (stack.settings.watch) {
+        build::build_environment build_env;
+        for (const auto& [k, v] : process_env()) build_env.env.push_back(k + "=" + v);
+        builder = std::make_unique<build::builder>(&lo.loop, *tel.logs, clock, std::move(build_env));
+        deps.rebuild = [b = builder.get()](const config::function& fn,
+                                           std::function<void(bool ok)> done) {
+            b->rebuild(fn, [done = std::move(done)](bool ok, const std::string&) { done(ok); });
+        };
+    }
     auto application = std::make_unique<app::app>(stack, std::move(deps));
     if (auto lec = application->start_gateway()) {
         std::fprintf(stderr, "coldbrew: cannot listen on %s:%d: %s\n", stack.settings.host.c_str(),
@@ -863,9 +874,10 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     struct signal_ctx {
         app::app* a;
         watch::watcher* w;
+        build::builder* b;
         uv_signal_t sigint{}, sigterm{};
         bool stopping = false;
-    } sc{application.get(), watcher.get()};
+    } sc{application.get(), watcher.get(), builder.get()};
     auto on_signal = [](uv_signal_t* h, int) {
         auto* c = static_cast<signal_ctx*>(h->data);
         if (c->stopping) {
@@ -874,6 +886,7 @@ int run_up(const load_flags& lf, int port, const std::string& host,
         }
         c->stopping = true;
         if (c->w) c->w->stop();
+        if (c->b) c->b->shutdown();
         std::fprintf(stderr, "coldbrew: shutting down\n");
         c->a->shutdown(2000, [c] {
             uv_close(reinterpret_cast<uv_handle_t*>(&c->sigint), nullptr);
