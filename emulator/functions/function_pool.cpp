@@ -570,6 +570,14 @@ std::vector<std::string> function_pool::environment_for(
     env["TZ"] = ":UTC";
     env["AWS_XRAY_CONTEXT_MISSING"] = "LOG_ERROR";
     for (const auto& [k, v] : ctx_.host_env) env[k] = v;
+    if (ctx_.settings->watch) {
+        // CPython trusts a cached .pyc whose recorded source mtime (whole seconds) and size
+        // match: an edit of the same size within the second of the last import would run the
+        // old code on the new environment. With no cache read or written, it compiles the
+        // source each time (the prefix names a directory that does not exist).
+        env["PYTHONDONTWRITEBYTECODE"] = "1";
+        env["PYTHONPYCACHEPREFIX"] = "/nonexistent/coldbrew-watch-no-bytecode";
+    }
     // The flags `sam local` (AWS_SAM_LOCAL) and serverless-offline (IS_OFFLINE) set, which
     // handlers commonly test to pick local endpoints; set both so either kind of app runs
     // unchanged.
