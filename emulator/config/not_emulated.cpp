@@ -5,7 +5,9 @@
 // - handlers inherit the AWS credentials coldbrew was started with (emulator/cli/main.cpp
 //   host_env), so IAM roles and policies change nothing locally;
 // - serverless-offline is what coldbrew stands in for (spec/peers.md §2); serverless-esbuild
-//   is read by the build support (function::build).
+//   is acted on: its nodejs functions get a function::build that emulator/build runs
+//   (serverless_esbuild.hpp), and the custom.esbuild options coldbrew cannot honour get their
+//   own "plugin" entries (serverless_esbuild_ignored).
 
 #include "emulator/config/not_emulated.hpp"
 

@@ -6,6 +6,7 @@
 #include "emulator/config/loaders.hpp"
 #include "emulator/config/not_emulated.hpp"
 #include "emulator/config/rules.hpp"
+#include "emulator/config/serverless_esbuild.hpp"
 
 #include <algorithm>
 #include <array>
@@ -108,7 +109,7 @@ constexpr std::array<std::string_view, 60> provider_keys = {"name",
                                                             "kinesis",
                                                             "build"};
 
-constexpr std::array<std::string_view, 36> function_keys = {"handler",
+constexpr std::array<std::string_view, 37> function_keys = {"handler",
                                                             "runtime",
                                                             "name",
                                                             "description",
@@ -143,7 +144,8 @@ constexpr std::array<std::string_view, 36> function_keys = {"handler",
                                                             "runtimeManagement",
                                                             "versionFunction",
                                                             "logs",
-                                                            "iamRoleStatements"};
+                                                            "iamRoleStatements",
+                                                            "esbuildEntrypoint"};
 
 constexpr std::array<std::string_view, 13> http_event_keys = {
     "method",   "path",  "cors",        "private",        "integration",  "authorizer", "request",
@@ -674,6 +676,11 @@ class serverless_loader {
     void note_resources();
     void note_properties(const std::string& owner, const ynode& def);
     void read_layers(function& fn, const ynode& layers);
+    // serverless-esbuild (serverless_esbuild.hpp): fn.build when the plugin builds it.
+    bool uses_plugin(std::string_view name) const;
+    const ynode& esbuild_options();
+    void read_esbuild(function& fn, const ynode& def, const ynode& handler);
+    std::optional<ynode> esbuild_options_;  // custom.esbuild, resolved once
     std::string read_service();
     // serverless.yml `package:` at service or function level (serverless v3 "Packaging").
     struct package_section {
@@ -886,6 +893,7 @@ void serverless_loader::read_function(const ymember& entry) {
     if (fn.handler.empty()) fail(*handler, key + ": handler must not be empty");
     // serverless packages the whole service directory.
     fn.code_dir = normal_absolute(service_dir_);
+    read_esbuild(fn, def, *handler);
 
     fn.memory_mb = default_memory_mb;
     fn.timeout_s = default_timeout_s;
@@ -1192,7 +1200,34 @@ void serverless_loader::note_plugins() {
         if (!item.is_scalar()) continue;
         not_emulated n;
         if (plugin_entry(item.text, item.where, n)) add_entry(out_.ignored, std::move(n));
+        if (item.text == "serverless-esbuild") serverless_esbuild_ignored(esbuild_options(), out_.ignored);
     }
+}
+
+bool serverless_loader::uses_plugin(std::string_view name) const {
+    const ynode* plugins = root_.find("plugins");
+    if (!plugins) return false;
+    const ynode* list = plugins->is_map() ? plugins->find("modules") : plugins;
+    if (!list || !list->is_sequence()) return false;
+    return std::any_of(list->items.begin(), list->items.end(),
+                       [&](const ynode& i) { return i.is_scalar() && i.text == name; });
+}
+
+const ynode& serverless_loader::esbuild_options() {
+    if (!esbuild_options_) {
+        esbuild_options_ = ynode{};
+        if (const ynode* custom = root_.find("custom"); custom && custom->is_map())
+            if (const ynode* e = custom->find("esbuild")) esbuild_options_ = vars_.resolve(*e);
+    }
+    return *esbuild_options_;
+}
+
+void serverless_loader::read_esbuild(function& fn, const ynode& def, const ynode& handler) {
+    if (!uses_plugin("serverless-esbuild")) return;
+    std::string provider_runtime;
+    if (auto r = vars_.get(provider_, "runtime"); r && r->is_scalar()) provider_runtime = r->text;
+    fn.build = serverless_esbuild_build(esbuild_options(), provider_runtime, fn, handler,
+                                        def.find("esbuildEntrypoint"), service_dir_);
 }
 
 // `resources:` holds CloudFormation (Resources, Outputs, Conditions), as a map or a list of
