@@ -260,6 +260,7 @@ Resources:
 
 TEST_CASE("serverless: plugins, resources, step functions and events not acted on", "[unit]") {
     temp_app app;
+    app.write("handler.js", "");  // serverless-esbuild's entry for handler.hello
     const auto s = app.serverless(R"(service: shop
 plugins:
   - serverless-offline
