@@ -68,7 +68,7 @@ std::vector<std::string> strings_of(const ynode* n) {
     return out;
 }
 
-// One custom.esbuild option as esbuild flags: a boolean a flag, a scalar one value, a list
+// One custom.esbuild option as esbuild flags: true a flag, false `=false`, a scalar one value, a list
 // one value per item (or one comma-joined value), a map one `key=value` per member
 // (define, loader, banner, footer, alias: `--define:K=V`).
 std::optional<property> to_property(const ymember& m) {
@@ -76,9 +76,14 @@ std::optional<property> to_property(const ymember& m) {
     p.key = snake(m.key);
     const ynode& v = m.value;
     if (v.is_scalar()) {
-        if (!v.quoted && (v.text == "true" || v.text == "false")) {
+        if (!v.quoted && v.text == "true") {
             p.type = property::kind::boolean;
-            p.flag = v.text == "true";
+            p.flag = true;
+        } else if (!v.quoted && v.text == "false") {
+            // `--key=false`, not nothing: the plugin hands false to esbuild, which turns off
+            // options that are on by default (sourcesContent, treeShaking when bundling).
+            p.type = property::kind::string;
+            p.values = {"false"};
         } else {
             p.type = property::kind::string;
             p.values = {v.text};

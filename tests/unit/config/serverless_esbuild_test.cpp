@@ -97,6 +97,7 @@ TEST_CASE("serverless-esbuild: custom.esbuild options map to esbuild's flags", "
                                           "    minify: true\n"
                                           "    sourcemap: inline\n"
                                           "    keepNames: true\n"
+                                          "    sourcesContent: false\n"
                                           "    target: node18\n"
                                           "    format: esm\n"
                                           "    outputFileExtension: .mjs\n"
@@ -113,6 +114,7 @@ TEST_CASE("serverless-esbuild: custom.esbuild options map to esbuild's flags", "
     CHECK(find(*&b, "minify")->flag);
     CHECK(values(b, "sourcemap") == std::vector<std::string>{"inline"});
     CHECK(find(b, "keep_names")->type == property::kind::boolean);
+    CHECK(values(b, "sources_content") == std::vector<std::string>{"false"});
     CHECK(values(b, "target") == std::vector<std::string>{"node18"});
     CHECK(values(b, "format") == std::vector<std::string>{"esm"});
     CHECK(values(b, "out_extension") == std::vector<std::string>{".js=.mjs"});
