@@ -15,6 +15,7 @@ using detail::ynode;
 using detail::ymember;
 using detail::normal_absolute;
 using detail::add_entry;
+using detail::fail;
 
 namespace {
 
@@ -200,8 +201,19 @@ std::optional<build_spec> serverless_esbuild_build(const detail::ynode& options,
         }
     }
     if (!external.empty()) set({"external", property::kind::list, false, external});
-    if (const ynode* x = option("outputFileExtension"); x && x->is_scalar() && x->text != ".js")
+    if (const ynode* x = option("outputFileExtension"); x && x->is_scalar() && x->text != ".js") {
+        // bundle.ts refuses an extension node would load in the other module system.
+        const ynode* format = option("format");
+        const ynode* platform = option("platform");
+        const bool esm = (format && format->is_scalar() && format->text == "esm") ||
+                         (!format && platform && platform->is_scalar() && platform->text == "neutral");
+        if (esm && x->text == ".cjs")
+            fail(*x, fn.name + ": serverless-esbuild: format esm (or platform neutral) cannot "
+                               "output .cjs files");
+        if (!esm && x->text == ".mjs")
+            fail(*x, fn.name + ": serverless-esbuild: .mjs output needs format: esm");
         set({"out_extension", property::kind::list, false, {".js=" + x->text}});
+    }
     // The outbase property must not be dropped by a custom `outbase`: it is what keeps the
     // handler path valid.
     set({"outbase", property::kind::string, false, {"."}});

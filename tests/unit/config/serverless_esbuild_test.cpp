@@ -187,3 +187,20 @@ TEST_CASE("serverless-esbuild: the target follows provider.runtime", "[unit]") {
     CHECK(config::serverless_esbuild_target("python3.12").empty());
     CHECK(config::serverless_esbuild_target("nodejs").empty());
 }
+
+TEST_CASE("serverless-esbuild: an output extension of the other module system is refused",
+          "[unit]") {
+    temp_app app;
+    app.write("src/handler.ts", "");
+    const auto mjs = error_of([&] {
+        app.serverless(service("custom:\n  esbuild:\n    outputFileExtension: .mjs\n"));
+    });
+    CHECK(mjs.key_path() == "custom.esbuild.outputFileExtension");
+    CHECK(contains(mjs.what(), "format: esm"));
+    const auto cjs = error_of([&] {
+        app.serverless(service("custom:\n  esbuild:\n    format: esm\n    outputFileExtension: .cjs\n"));
+    });
+    CHECK(cjs.key_path() == "custom.esbuild.outputFileExtension");
+    const auto s = app.serverless(service("custom:\n  esbuild:\n    format: esm\n    outputFileExtension: .mjs\n"));
+    CHECK(values(*s.functions.at(0).build, "out_extension") == std::vector<std::string>{".js=.mjs"});
+}
