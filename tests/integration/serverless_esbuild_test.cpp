@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <string>
+#include <thread>
 
 #include "tests/catch.hpp"
 #include "tests/integration/harness.hpp"
@@ -78,4 +79,25 @@ TEST_CASE("serverless-esbuild: a failing build stops the start with esbuild's me
     CHECK(*code == 2);
     CHECK(proc.stderr_text().find("left-out") != std::string::npos);
     CHECK(proc.stderr_text().find("hello") != std::string::npos);
+}
+
+TEST_CASE("serverless-esbuild: with --watch an edit of an imported module is rebuilt and served",
+          "[integration]") {
+    temp_dir dir;
+    write_service(dir, "custom:\n  esbuild:\n    external: [left-out]\n");
+    coldbrew_process proc({"up", dir.path().string(), "--port", "0", "--seed", "1", "--watch"});
+    const int port = proc.wait_for_port(std::chrono::seconds(60));
+    REQUIRE(http_request(port, "GET", "/hello").body == "hello from /hello!");
+    dir.write("src/lib/greet.ts",
+              "import type { Greeting } from '../types';\n"
+              "export function greet(path: string): Greeting { return { text: `edited ${path}` }; }\n");
+    std::string body;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < until) {
+        body = http_request(port, "GET", "/hello").body;
+        if (body == "edited /hello!") break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    INFO(proc.stdout_text() << proc.stderr_text());
+    CHECK(body == "edited /hello!");
 }
