@@ -38,6 +38,11 @@ constexpr std::array<std::string_view, 5> comma_lists = {"main_fields", "resolve
 constexpr std::array<std::string_view, 6> fixed = {"bundle", "platform", "outdir",
                                                    "outfile", "outbase", "metafile"};
 
+// esbuild CLI options given as `--key:name=value` per member of a JS object (esbuild's CLI
+// documentation); any other object option (tsconfigRaw, mangleCache, stdin) has no flag form.
+constexpr std::array<std::string_view, 8> map_options = {
+    "define", "loader", "banner", "footer", "alias", "out_extension", "supported", "log_override"};
+
 template <std::size_t N>
 bool contains(const std::array<std::string_view, N>& a, std::string_view s) {
     return std::find(a.begin(), a.end(), s) != a.end();
@@ -105,6 +110,7 @@ std::optional<property> to_property(const ymember& m) {
         return p;
     }
     if (v.is_map()) {
+        if (!contains(map_options, p.key)) return std::nullopt;
         p.type = property::kind::list;
         for (const auto& kv : v.members)
             if (kv.value.is_scalar()) p.values.push_back(kv.key + "=" + kv.value.text);
@@ -251,6 +257,9 @@ void serverless_esbuild_ignored(const detail::ynode& options, std::vector<not_em
             entry(m, "coldbrew always bundles", "leave bundle at its default (true)");
         else if (m.key == "platform" && v.is_scalar() && v.text != "node")
             entry(m, "coldbrew builds for platform node", "use platform: node");
+        else if (v.is_map() && !contains(plugin_only, m.key) && !contains(map_options, snake(m.key)))
+            entry(m, "an object option has no esbuild command-line form: the build goes without it",
+                  "give it in a form esbuild's CLI takes (tsconfigRaw: a tsconfig file under tsconfig)");
         else if (m.key == "outdir" || m.key == "outfile" || m.key == "outbase")
             entry(m, "the build goes to .coldbrew/build/<function>, laid out like the entries",
                   "remove it: the handler path stays valid without it");

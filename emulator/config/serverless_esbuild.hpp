@@ -56,7 +56,8 @@ std::optional<build_spec> serverless_esbuild_build(const detail::ynode& options,
                                                    const std::filesystem::path& service_dir);
 
 // The custom.esbuild options coldbrew cannot act on (config, plugins, nodeExternals, metafile,
-// bundle: false, another platform, outdir/outfile/outbase), as not_emulated entries of kind
+// bundle: false, another platform, outdir/outfile/outbase, an object option without a
+// command-line form such as tsconfigRaw), as not_emulated entries of kind
 // "plugin" added to `ignored`, once per service.
 void serverless_esbuild_ignored(const detail::ynode& options, std::vector<not_emulated>& ignored);
 

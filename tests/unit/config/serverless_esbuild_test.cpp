@@ -167,18 +167,21 @@ TEST_CASE("serverless-esbuild: config, plugins and nodeExternals are named as no
     const auto s = app.serverless(service("custom:\n  esbuild:\n    config: ./esbuild.config.js\n"
                                           "    plugins: ./plugins.js\n"
                                           "    nodeExternals: {}\n"
-                                          "    bundle: false\n"));
+                                          "    bundle: false\n"
+                                          "    tsconfigRaw:\n      compilerOptions: {}\n"));
     std::vector<std::string> what;
     for (const auto& n : s.ignored)
         if (n.kind == "plugin") what.push_back(n.what);
     CHECK(what == std::vector<std::string>{"serverless-esbuild custom.esbuild.config",
                                            "serverless-esbuild custom.esbuild.plugins",
                                            "serverless-esbuild custom.esbuild.nodeExternals",
-                                           "serverless-esbuild custom.esbuild.bundle"});
+                                           "serverless-esbuild custom.esbuild.bundle",
+                                           "serverless-esbuild custom.esbuild.tsconfigRaw"});
     // The build still happens, from the rest.
     CHECK(s.functions.at(0).build);
     CHECK_FALSE(find(*s.functions.at(0).build, "config"));
     CHECK_FALSE(find(*s.functions.at(0).build, "plugins"));
+    CHECK_FALSE(find(*s.functions.at(0).build, "tsconfig_raw"));
 }
 
 TEST_CASE("serverless-esbuild: the target follows provider.runtime", "[unit]") {
