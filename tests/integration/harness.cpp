@@ -347,6 +347,15 @@ bool process_gone(int pid) {
     return content.size() > close_paren + 2 && content[close_paren + 2] == 'Z';
 }
 
+run_result run_to_exit(const std::vector<std::string>& args, std::chrono::milliseconds timeout) {
+    coldbrew_process p(args);
+    run_result r;
+    r.code = p.wait_exit(timeout).value_or(-1);
+    r.out = p.stdout_text();
+    r.err = p.stderr_text();
+    return r;
+}
+
 bool wait_gone(int pid, std::chrono::milliseconds timeout) {
     auto deadline = std::chrono::steady_clock::now() + timeout;
     while (std::chrono::steady_clock::now() < deadline) {

@@ -90,6 +90,15 @@ private:
     std::string stdout_, stderr_;
 };
 
+// A command that runs to its end (validate, invoke, sim): its exit code (-1 when it did not
+// end within `timeout`) and what it printed.
+struct run_result {
+    int code = -1;
+    std::string out, err;
+};
+run_result run_to_exit(const std::vector<std::string>& args,
+                       std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
 // A process that no longer runs (gone, or a zombie nobody has reaped yet).
 bool process_gone(int pid);
 bool wait_gone(int pid, std::chrono::milliseconds timeout = std::chrono::seconds(10));

@@ -10,20 +10,6 @@ using namespace coldbrew::testing;
 
 namespace {
 
-struct result {
-    int code = -1;
-    std::string out, err;
-};
-
-result run(const std::vector<std::string>& args) {
-    coldbrew_process p(args);
-    result r;
-    r.code = p.wait_exit(std::chrono::seconds(60)).value_or(-1);
-    r.out = p.stdout_text();
-    r.err = p.stderr_text();
-    return r;
-}
-
 // Report runs nightly and writes to Orders; neither happens locally.
 void write_app(temp_dir& dir) {
     write_fake_app(dir, "", R"yaml(  Report:
@@ -49,7 +35,7 @@ bool has(const std::string& text, const std::string& part) {
 TEST_CASE("not emulated: validate names the table, the schedule and the role once", "[integration]") {
     temp_dir dir;
     write_app(dir);
-    const result r = run({"validate", dir.path().string()});
+    const run_result r = run_to_exit({"validate", dir.path().string()});
     INFO(r.out << r.err);
     REQUIRE(r.code == 0);
     CHECK(has(r.out, "Not emulated (3):\n"));
@@ -62,7 +48,7 @@ TEST_CASE("not emulated: validate names the table, the schedule and the role onc
 TEST_CASE("not emulated: invoke names it on stderr, stdout holds the result alone", "[integration]") {
     temp_dir dir;
     write_app(dir);
-    const result r = run({"invoke", "Report", "-t", dir.path().string(), "--event-json",
+    const run_result r = run_to_exit({"invoke", "Report", "-t", dir.path().string(), "--event-json",
                           R"({"reply": {"ok": true}})"});
     INFO(r.out << r.err);
     REQUIRE(r.code == 0);

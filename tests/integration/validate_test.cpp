@@ -13,20 +13,6 @@ using namespace coldbrew::testing;
 
 namespace {
 
-struct result {
-    int code = -1;
-    std::string out, err;
-};
-
-result run(const std::vector<std::string>& args) {
-    coldbrew_process p(args);
-    result r;
-    r.code = p.wait_exit(std::chrono::seconds(60)).value_or(-1);
-    r.out = p.stdout_text();
-    r.err = p.stderr_text();
-    return r;
-}
-
 // Vpc (legacy-eni ENIs) and Plain (no VPC), both 1024 MB.
 struct eni_app {
     temp_dir dir;
@@ -62,7 +48,7 @@ std::string line_with(const std::string& text, const std::string& part) {
 TEST_CASE("validate: a legacy-eni function explains its ENIs and what a cold burst does",
           "[integration]") {
     eni_app app;
-    const result r = run({"validate", app.dir.path().string()});
+    const run_result r = run_to_exit({"validate", app.dir.path().string()});
     INFO(r.out << r.err);
     REQUIRE(r.code == 0);
     // The percentiles line says it is of one cold start alone, which always waits on an ENI.
@@ -111,7 +97,7 @@ TEST_CASE("validate: a profile with the old flat legacy-eni form still runs, per
                     "  legacy-eni: \"mixture(0.5: fixed(0), 0.5: lognormal(median=9.1s, p99=21s))\"\n");
     app.dir.write("old-profile.yaml", profile);
     app.dir.write("coldbrew.yaml", "profile: old-profile.yaml\nfunctions:\n  Vpc:\n    vpc: legacy-eni\n");
-    const result r = run({"validate", app.dir.path().string()});
+    const run_result r = run_to_exit({"validate", app.dir.path().string()});
     INFO(r.out << r.err);
     REQUIRE(r.code == 0);
     const std::string vpc = line_with(r.out, "  Vpc  cold start p50 ");
