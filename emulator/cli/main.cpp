@@ -979,6 +979,7 @@ int run_invoke(const load_flags& lf, const std::string& function, const std::str
     // Named once, on stderr: stdout carries the result alone.
     std::fputs(config::format_not_emulated(stack.ignored, stack.template_file.parent_path()).c_str(),
                stderr);
+    for (const auto& w : stack.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
     std::string event = read_event(event_file, event_json);
     // Lambda refuses a payload that is not JSON (InvalidRequestContentException) before any
     // handler sees it.

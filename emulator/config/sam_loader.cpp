@@ -435,8 +435,33 @@ void sam_loader::note_properties(const function& fn, const ynode& props) {
         {"RuntimeManagementConfig", "runtime version pinning does not apply: the local "
                                     "interpreter runs",
          "coldbrew.yaml `runtimes:` names the interpreter a runtime runs on", true},
+        // Durable functions (SAM DurableConfig; Lambda developer guide, "Lambda durable
+        // functions"): Lambda checkpoints and replays the execution, and the durable SDK
+        // expects the service's execution payload, which coldbrew does not send.
+        {"DurableConfig", "durable executions are not emulated: the handler gets a plain event, "
+                          "which the durable SDK refuses, so each invocation fails",
+         "test the steps as plain functions, or run it on AWS", true},
+        {"CapacityProviderConfig", "it runs as an ordinary on-demand function here",
+         "", true},
+        {"FunctionScalingConfig", "its scaling limits are not applied", "coldbrew.yaml "
+         "functions.<name>.reserved_concurrency or max_environments bound concurrency", true},
+        {"TenancyConfig", "execution environments are not isolated per tenant", "", true},
+        {"RecursiveLoop", "recursive invocation loops are not detected or stopped", "", true},
         {"AutoPublishAlias", "", "", false},
+        {"AutoPublishAliasAllProperties", "", "", false},
+        {"AutoPublishCodeSha256", "", "", false},
         {"DeploymentPreference", "", "", false},
+        {"CodeSigningConfigArn", "", "", false},
+        {"KmsKeyArn", "", "", false},
+        {"PermissionsBoundary", "", "", false},
+        {"Tags", "", "", false},
+        {"Description", "", "", false},
+        {"VersionDescription", "", "", false},
+        {"AssumeRolePolicyDocument", "", "", false},
+        {"RolePath", "", "", false},
+        {"PropagateTags", "", "", false},
+        {"PublishToLatestPublished", "", "", false},
+        {"SourceKMSKeyArn", "", "", false},
     };
     for (const auto& r : rules) {
         const ynode* v = props.find(r.key);
@@ -602,6 +627,10 @@ build_spec::esbuild_options::property read_esbuild_property(const ymember& m) {
     } else {
         fail(v, what + expected);
     }
+    // SAM's guide gives Minify as a Boolean ("Building Node.js Lambda functions with
+    // esbuild"); anything else would reach esbuild as a flag it refuses, after the start.
+    if (p.key == "minify" && p.type != property::kind::boolean)
+        fail(v, what + " must be true or false");
     return p;
 }
 

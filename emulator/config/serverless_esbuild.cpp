@@ -160,7 +160,7 @@ std::optional<build_spec> serverless_esbuild_build(const detail::ynode& options,
     if (extensions.empty()) extensions = {".ts", ".js", ".jsx", ".tsx"};
     std::error_code ec;
     for (const auto& e : extensions) {
-        for (const std::string candidate : {file + e, (fs::path(file) / "index").string() + e}) {
+        for (const std::string& candidate : {file + e, (fs::path(file) / "index").string() + e}) {
             if (fs::is_regular_file(b.source_dir / candidate, ec)) {
                 b.esbuild.entry_points = {fs::path(candidate).lexically_normal().string()};
                 break;

@@ -198,7 +198,11 @@ void watcher::flush() {
         return;
     }
     // Each function once, with the first file of the batch that concerns it, in template order
-    // of the roots.
+    // of the roots. Files that exist come first: an editor or `sed -i` writes a temporary file
+    // and renames it over the one edited, and the line should name the one the user edited.
+    std::error_code ec;
+    std::stable_partition(batch.begin(), batch.end(),
+                          [&ec](const fs::path& f) { return fs::exists(f, ec); });
     std::vector<std::pair<std::string, fs::path>> out;
     for (const auto& file : batch)
         for (const auto& r : roots_) {

@@ -93,6 +93,14 @@ TEST_CASE("BuildProperties of the wrong type are config errors at the key", "[un
                               "      BuildProperties: [a]\n"));
     });
     CHECK(contains(e.message(), "BuildProperties must be a mapping"));
+    e = error_of([&] {
+        app.sam(with_metadata("      BuildMethod: esbuild\n"
+                              "      BuildProperties:\n"
+                              "        EntryPoints: [app.ts]\n"
+                              "        Minify: yes-please\n"));
+    });
+    CHECK(e.key_path() == "Resources.HelloWorldFunction.Metadata.BuildProperties.Minify");
+    CHECK(contains(e.message(), "must be true or false"));
 }
 
 TEST_CASE("BuildMethod makefile builds into the function's artifacts directory", "[unit]") {

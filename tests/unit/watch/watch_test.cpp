@@ -156,6 +156,15 @@ TEST_CASE("watch: inotify on a fixture tree reports the handler edit once per fu
         for (int i = 0; i < 20 && seen.size() < 2; ++i) uv_run(&loop, UV_RUN_ONCE);
         REQUIRE(seen.size() == 2);
         CHECK(seen[0].second.parent_path() == t.dir / "newdir");
+
+        // Saved as editors and `sed -i` save: a temporary file renamed over the edited one.
+        // The line names the edited file, not the temporary one that is gone.
+        seen.clear();
+        t.write("app.py.tmp", "v3");
+        fs::rename(t.dir / "app.py.tmp", t.dir / "app.py");
+        for (int i = 0; i < 20 && seen.size() < 2; ++i) uv_run(&loop, UV_RUN_ONCE);
+        REQUIRE(seen.size() == 2);
+        CHECK(seen[0].second == t.dir / "app.py");
         w.stop();
     }
     uv_run(&loop, UV_RUN_DEFAULT);
