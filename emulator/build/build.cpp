@@ -202,8 +202,10 @@ struct child {
 };
 
 // Starts `cmd`; nullptr (and `error` set) when it cannot be spawned.
+// `own_group`: the child leads a process group of its own, which the builder kills whole;
+// otherwise it stays in coldbrew's, so a Ctrl-C during the start-up build reaches it too.
 child* spawn(uv_loop_t* loop, const command& cmd, std::function<void(child&)> on_done,
-             std::string& error) {
+             std::string& error, bool own_group) {
     auto* c = new child;
     c->on_done = std::move(on_done);
     std::vector<char*> argv, envp;
@@ -229,8 +231,8 @@ child* spawn(uv_loop_t* loop, const command& cmd, std::function<void(child&)> on
     opts.cwd = cwd.c_str();
     opts.stdio = stdio;
     opts.stdio_count = 3;
-    // Its own process group, so that shutdown ends make's or npx's children too.
-    opts.flags = UV_PROCESS_DETACHED;
+    // Its own process group, so that shutdown ends make's children too.
+    if (own_group) opts.flags = UV_PROCESS_DETACHED;
     opts.exit_cb = [](uv_process_t* p, int64_t status, int sig) {
         auto* c = static_cast<child*>(p->data);
         c->exited = true;
@@ -436,7 +438,7 @@ void build_all(config::stack& stack, telemetry::log_sink& logs, const coldbrew::
                   signal = c.term_signal;
                   output = std::move(c.output);
               },
-              spawn_error);
+              spawn_error, false);
         uv_run(&loop, UV_RUN_DEFAULT);
         uv_loop_close(&loop);
         if (!spawn_error.empty()) {
@@ -469,8 +471,8 @@ struct builder::job {
 };
 
 builder::builder(uv_loop_t* loop, telemetry::log_sink& logs, const coldbrew::clock& clock,
-                 build_environment env)
-    : loop_(loop), logs_(logs), clock_(clock), env_(std::move(env)) {}
+                 build_environment env, supervisor::reaper* reaper)
+    : loop_(loop), logs_(logs), clock_(clock), env_(std::move(env)), reaper_(reaper) {}
 
 builder::~builder() { shutdown(); }
 
@@ -521,6 +523,7 @@ void builder::start(job& j) {
     std::string error;
     j.running = spawn(loop_, cmd,
                       [this, &j](child& c) {
+                          if (reaper_) reaper_->forget(c.proc.pid);
                           j.running = nullptr;
                           const std::string out = std::move(c.output);
                           if (c.exit_status == 0 && c.term_signal == 0 && !shut_down_) {
@@ -543,7 +546,9 @@ void builder::start(job& j) {
                               start(j);
                           }
                       },
-                      error);
+                      error, true);
+    // Registered with the reaper, the build's group ends even when coldbrew is killed.
+    if (j.running && reaper_) reaper_->watch(j.running->proc.pid);
     if (!j.running) {
         logs_.write(j.name, "build failed: " + error);
         report(false, error);
@@ -573,6 +578,7 @@ void builder::shutdown() {
     for (auto& j : jobs_) {
         if (j->running) {
             ::kill(-j->running->proc.pid, SIGKILL);
+            if (reaper_) reaper_->forget(j->running->proc.pid);
             // The child closes itself when it has exited, after this builder may be gone.
             j->running->on_done = nullptr;
             j->running = nullptr;

@@ -34,6 +34,7 @@
 
 #include "emulator/clock/clock.hpp"
 #include "emulator/config/stack.hpp"
+#include "emulator/supervisor/reaper.hpp"
 #include "emulator/telemetry/log_lines.hpp"
 
 #include <uv.h>
@@ -106,8 +107,9 @@ void build_all(config::stack& stack, telemetry::log_sink& logs, const coldbrew::
 // or on failure the build's output.
 class builder {
 public:
+    // `reaper` (may be null) is told of each build's process group while it runs.
     builder(uv_loop_t* loop, telemetry::log_sink& logs, const coldbrew::clock& clock,
-            build_environment env);
+            build_environment env, supervisor::reaper* reaper = nullptr);
     ~builder();  // shutdown()
     builder(const builder&) = delete;
     builder& operator=(const builder&) = delete;
@@ -127,6 +129,7 @@ private:
     telemetry::log_sink& logs_;
     const coldbrew::clock& clock_;
     build_environment env_;
+    supervisor::reaper* reaper_;
     std::vector<std::unique_ptr<job>> jobs_;
     bool shut_down_ = false;
 };

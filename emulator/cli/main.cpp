@@ -782,7 +782,8 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     if (stack.settings.watch) {
         build::build_environment build_env;
         for (const auto& [k, v] : process_env()) build_env.env.push_back(k + "=" + v);
-        builder = std::make_unique<build::builder>(&lo.loop, *tel.logs, clock, std::move(build_env));
+        builder = std::make_unique<build::builder>(&lo.loop, *tel.logs, clock, std::move(build_env),
+                                                   ec ? nullptr : &reaper);
         deps.rebuild = [b = builder.get()](const config::function& fn,
                                            std::function<void(bool ok)> done) {
             b->rebuild(fn, [done = std::move(done)](bool ok, const std::string&) { done(ok); });
