@@ -110,7 +110,9 @@ void validate(const stack& s) {
         }
     }
     for (const auto& r : s.routes) {
-        if (!s.find_function(r.function) || !s.find_api(r.api_id)) {
+        const bool target = r.state_machine.empty() ? s.find_function(r.function) != nullptr
+                                                    : s.find_state_machine(r.state_machine) != nullptr;
+        if (!target || !s.find_api(r.api_id)) {
             throw config_error(r.where, "",
                                "route " + r.method + " " + r.path + " on " + r.api_id +
                                    " refers to an unknown function or API");
@@ -232,6 +234,12 @@ const function* stack::find_function(std::string_view name) const {
 const api* stack::find_api(std::string_view id) const {
     auto it = std::find_if(apis.begin(), apis.end(), [&](const api& a) { return a.id == id; });
     return it == apis.end() ? nullptr : &*it;
+}
+
+const state_machine* stack::find_state_machine(std::string_view name) const {
+    auto it = std::find_if(state_machines.begin(), state_machines.end(),
+                           [&](const state_machine& m) { return m.name == name; });
+    return it == state_machines.end() ? nullptr : &*it;
 }
 
 stack load_stack(const std::filesystem::path& path, const load_options& options) {

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "emulator/config/config_error.hpp"
 #include "emulator/config/lambda_runtimes.hpp"
 
@@ -107,7 +109,19 @@ struct route {
     std::string api_id;        // api::id this route belongs to
     std::string method;        // upper case: GET, POST, …, or ANY
     std::string path;          // "/pets/{id}", "/{proxy+}", "/", or "$default" (HTTP API only)
-    std::string function;      // function::name of the integration
+    std::string function;      // function::name of the integration ("" when state_machine)
+    // A Step Functions integration instead of a function's: state_machine::name it starts,
+    // and how. SAM `Api` events on a state machine and REST `states:action/StartExecution`
+    // integrations start asynchronously (200 {"executionArn","startDate"}); HTTP API subtype
+    // StepFunctions-StartSyncExecution and REST `states:action/StartSyncExecution` wait for the
+    // Express execution's result.
+    std::string state_machine;
+    enum class sfn_action { start_execution, start_sync_execution };
+    sfn_action state_machine_action = sfn_action::start_execution;
+    // REST: the integration's `application/json` request template (VTL text) when the
+    // template gave one; empty: the request body is the execution input, as SAM wires an Api
+    // event ({"input": "$util.escapeJavaScript($input.json('$'))", "stateMachineArn": …}).
+    std::string state_machine_request_template;
     std::string payload_format_version;  // "1.0" (always for REST) or "2.0"
     std::int64_t integration_timeout_ms = 0;  // REST 29000, HTTP API 30000 unless configured
     // The authorizer::name in its API's authorizers that guards the route; "" for none (also
@@ -309,6 +323,11 @@ struct dependency {
     // address for the environment. A plain `env: NAME` is {NAME: "{address}"}.
     std::vector<std::pair<std::string, std::string>> env;
     std::vector<std::string> functions;  // logical ids; empty = every function
+    // coldbrew.yaml `service: dynamodb` (or sqs, sns, eventbridge, …): Step Functions Task
+    // states of that service (arn:aws:states:::dynamodb:putItem, …:aws-sdk:dynamodb:…) call
+    // this dependency with the service's AWS JSON protocol, through its proxy (so its faults
+    // apply). "" = none.
+    std::string service;
     int listen_port = 0;                 // the shared listener; 0 = ephemeral
     std::optional<std::string> connect_latency;  // distribution (ms), once per connection
     std::optional<std::string> request_latency;  // distribution (ms), once per request turn
@@ -330,6 +349,7 @@ struct settings {
     int gateway_port = 3000;
     int invoke_port = 3001;  // reserved for the Lambda Invoke API
     int admin_port = 3002;   // reserved for the admin API
+    int sfn_port = 3003;     // the Step Functions API (when the stack has state machines)
     std::optional<std::uint64_t> seed;  // nullopt: drawn at start and printed
     double time_scale = 1.0;            // multiplies injected delays (0 < x)
     std::string region = "us-east-1";         // SAM CLI's local default
@@ -398,6 +418,41 @@ struct usage_plan {
     source_location where;
 };
 
+// A schedule (SAM `Schedule` / `ScheduleV2` events, serverless `schedule` events, a state
+// machine's `Events`): fires its target on its expression, in modeled time.
+struct schedule {
+    std::string name;        // the event's key ("Nightly") or "<target>-schedule-<n>"
+    std::string expression;  // "rate(5 minutes)", "cron(0 12 * * ? *)", "at(2026-12-01T10:00:00)"
+    std::string timezone;    // ScheduleV2 ScheduleExpressionTimezone; "" = UTC
+    bool enabled = true;     // Enabled / State: DISABLED → false
+    std::string input;       // JSON text handed to the target; "" = the Scheduled Event
+    std::string function;        // function::name fired, or
+    std::string state_machine;   // state_machine::name whose execution starts
+    source_location where;
+};
+
+// A Step Functions state machine (AWS::Serverless::StateMachine,
+// AWS::StepFunctions::StateMachine, serverless-step-functions `stepFunctions.stateMachines`).
+// The definition is kept as JSON with substitutions applied; emulator/states/ parses and
+// checks it (states::parse_definition) before anything starts.
+struct state_machine {
+    std::string name;               // logical id (SAM/CFN) or the plugin's key
+    std::string state_machine_name; // deployed name: StateMachineName / `name`, else the id
+    enum class kind { standard, express };
+    kind type = kind::standard;     // Type / type (STANDARD default, as AWS)
+    nlohmann::json definition;      // the Amazon States Language document
+    // Where the definition came from, for messages: the template's Definition key, or the
+    // DefinitionUri file (its `where.file`).
+    source_location where;
+    std::string definition_key;     // "Resources.Flow.Properties.Definition"
+    std::string role_arn;           // Role / role, resolved or "" (not acted on)
+    // Task resources as written that name this stack's functions, resolved by the loader:
+    // resource text or FunctionName value → function::name. Filled for
+    // `arn:aws:lambda:…:function:NAME`, `!GetAtt Fn.Arn`, `!Ref Fn`, `${Fn}`, `${Fn.Arn}` and
+    // DefinitionSubstitutions that resolve to a function.
+    std::map<std::string, std::string> function_arns;
+};
+
 struct stack {
     enum class source_kind { sam, serverless };
     source_kind kind = source_kind::sam;
@@ -408,6 +463,8 @@ struct stack {
     std::vector<route> routes;
     std::vector<api_key> api_keys;
     std::vector<usage_plan> usage_plans;
+    std::vector<config::state_machine> state_machines;  // template order
+    std::vector<config::schedule> schedules;            // template order
     config::settings settings;
     std::vector<std::string> warnings;  // "file:line:col: key: message" for ignored keys etc.
     // What the template holds that coldbrew does not act on, in template order.
@@ -418,6 +475,7 @@ struct stack {
 
     const function* find_function(std::string_view name) const;
     const api* find_api(std::string_view id) const;
+    const config::state_machine* find_state_machine(std::string_view name) const;
 };
 
 struct load_options {
