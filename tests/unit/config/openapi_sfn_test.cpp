@@ -1,0 +1,132 @@
+// The Step Functions integrations read from an OpenAPI DefinitionBody.
+
+#include "emulator/config/openapi_sfn.hpp"
+#include "tests/catch.hpp"
+
+#include <nlohmann/json.hpp>
+
+using namespace coldbrew::config;
+using namespace coldbrew::config::detail;
+
+namespace {
+
+std::vector<state_machine> machines() {
+    state_machine a;
+    a.name = "PaymentFlow";
+    a.state_machine_name = "PaymentFlow";
+    a.type = state_machine::kind::express;
+    state_machine b;
+    b.name = "Audit";
+    b.state_machine_name = "audit-machine";
+    return {a, b};
+}
+
+ynode body(const std::string& yaml) { return load_yaml_text(yaml, "template.yaml"); }
+
+}  // namespace
+
+TEST_CASE("an HTTP API StepFunctions-StartSyncExecution integration becomes a route",
+          "[unit][config][sfn]") {
+    const settings s;
+    const auto read = read_openapi_sfn(body(R"Y(
+paths:
+  /pay:
+    post:
+      x-amazon-apigateway-integration:
+        integrationSubtype: StepFunctions-StartSyncExecution
+        credentials: !GetAtt Role.Arn
+        requestParameters:
+          Input: $request.body
+          StateMachineArn: !Ref PaymentFlow
+        payloadFormatVersion: "1.0"
+        type: aws_proxy
+  /audit:
+    get:
+      x-amazon-apigateway-integration:
+        integrationSubtype: StepFunctions-StartExecution
+        requestParameters:
+          StateMachineArn: {"Fn::GetAtt": [Audit, Arn]}
+          Name: $context.requestId
+  /other:
+    get:
+      x-amazon-apigateway-integration:
+        type: aws_proxy
+        uri: !GetAtt Fn.Arn
+)Y"),
+                                       true, machines(), s);
+    REQUIRE(read.routes.size() == 2);
+    CHECK(read.other_integrations == 1);
+    const auto& pay = read.routes[0];
+    CHECK(pay.method == "POST");
+    CHECK(pay.path == "/pay");
+    CHECK(pay.state_machine == "PaymentFlow");
+    CHECK(pay.action == route::sfn_action::start_sync_execution);
+    const auto params = nlohmann::json::parse(pay.request_template);
+    CHECK(params["Input"] == "$request.body");
+    CHECK(params["StateMachineArn"] ==
+          "arn:aws:states:us-east-1:123456789012:stateMachine:PaymentFlow");
+    CHECK(read.routes[1].state_machine == "Audit");
+    CHECK(read.routes[1].action == route::sfn_action::start_execution);
+    CHECK(nlohmann::json::parse(read.routes[1].request_template)["StateMachineArn"] ==
+          "arn:aws:states:us-east-1:123456789012:stateMachine:audit-machine");
+}
+
+TEST_CASE("a REST states:action integration keeps its request template with the ARN in it",
+          "[unit][config][sfn]") {
+    const settings s;
+    const auto read = read_openapi_sfn(body(R"Y(
+paths:
+  /orders:
+    x-amazon-apigateway-any-method:
+      x-amazon-apigateway-integration:
+        type: aws
+        httpMethod: POST
+        uri: !Sub arn:aws:apigateway:${AWS::Region}:states:action/StartExecution
+        requestTemplates:
+          application/json: !Sub |
+            {"input": "$util.escapeJavaScript($input.json('$'))", "stateMachineArn": "${Audit}"}
+)Y"),
+                                       false, machines(), s);
+    REQUIRE(read.routes.size() == 1);
+    CHECK(read.routes[0].method == "ANY");
+    CHECK(read.routes[0].state_machine == "Audit");
+    CHECK(read.routes[0].request_template.find(
+              "\"stateMachineArn\": \"arn:aws:states:us-east-1:123456789012:stateMachine:"
+              "audit-machine\"") != std::string::npos);
+    CHECK(read.routes[0].request_template.find("$input.json('$')") != std::string::npos);
+}
+
+TEST_CASE("a Step Functions integration naming no machine, or another action, stops the load",
+          "[unit][config][sfn]") {
+    const settings s;
+    CHECK_THROWS_WITH(read_openapi_sfn(body(R"Y(
+paths:
+  /pay:
+    post:
+      x-amazon-apigateway-integration:
+        integrationSubtype: StepFunctions-StartSyncExecution
+        requestParameters: {StateMachineArn: !Ref Nope}
+)Y"),
+                                       true, machines(), s),
+                      Catch::Contains("names no state machine"));
+    CHECK_THROWS_WITH(read_openapi_sfn(body(R"Y(
+paths:
+  /pay:
+    post:
+      x-amazon-apigateway-integration:
+        integrationSubtype: StepFunctions-StopExecution
+        requestParameters: {StateMachineArn: !Ref PaymentFlow}
+)Y"),
+                                       true, machines(), s),
+                      Catch::Contains("StopExecution is not emulated"));
+    CHECK_THROWS_WITH(read_openapi_sfn(body(R"Y(
+paths:
+  /pay:
+    post:
+      x-amazon-apigateway-integration:
+        type: aws
+        uri: arn:aws:apigateway:us-east-1:states:action/StartExecution
+)Y"),
+                                       false, machines(), s),
+                      Catch::Contains("requestTemplates"));
+}
