@@ -175,7 +175,9 @@ void add_route(std::vector<route>& routes, route r, api_kind kind, const ynode& 
         if (other.api_id != r.api_id) continue;
         if (other.method == r.method && other.path == r.path) {
             fail(at, "route " + r.method + " " + r.path + " on " + r.api_id +
-                         " is already served by " + other.function + " (" + position(other.where) +
+                         " is already served by " +
+                         (other.function.empty() ? other.state_machine : other.function) + " (" +
+                         position(other.where) +
                          ")");
         }
         if (auto clash = sibling_variables(other.path, r.path, kind)) {

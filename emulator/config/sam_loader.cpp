@@ -8,6 +8,7 @@
 #include "emulator/config/loaders.hpp"
 #include "emulator/config/not_emulated.hpp"
 #include "emulator/config/rules.hpp"
+#include "emulator/config/state_machines.hpp"
 
 #include <algorithm>
 #include <array>
@@ -187,6 +188,39 @@ constexpr std::array<std::string_view, 19> sam_event_types = {"Api",
                                                               "Cognito"};
 constexpr std::array<std::string_view, 2> emulated_event_types = {"Api", "HttpApi"};
 
+// AWS::Serverless::StateMachine properties (SAM developer guide, sam-resource-statemachine).
+// Role, Policies, PermissionsBoundary, RolePath, Logging, Tracing, Tags and the alias and
+// deployment keys have no local effect and are accepted without a word.
+constexpr std::array<std::string_view, 16> sam_state_machine_properties = {
+    "AutoPublishAlias", "Definition",  "DefinitionSubstitutions", "DefinitionUri",
+    "DeploymentPreference", "Events",  "Logging",                 "Name",
+    "PermissionsBoundary", "Policies", "Role",                    "RolePath",
+    "Tags",             "Tracing",     "Type",                    "UseAliasAsEventTarget"};
+// AWS::StepFunctions::StateMachine properties (CloudFormation template reference).
+constexpr std::array<std::string_view, 11> cfn_state_machine_properties = {
+    "Definition",           "DefinitionS3Location", "DefinitionString",
+    "DefinitionSubstitutions", "EncryptionConfiguration", "LoggingConfiguration",
+    "RoleArn",              "StateMachineName",     "StateMachineType",
+    "Tags",                 "TracingConfiguration"};
+// SAM StateMachine EventSource Type: "Valid values: Api, Schedule, ScheduleV2,
+// CloudWatchEvent, EventBridgeRule" (sam-property-statemachine-statemachineeventsource).
+constexpr std::array<std::string_view, 5> state_machine_event_types = {
+    "Api", "Schedule", "ScheduleV2", "CloudWatchEvent", "EventBridgeRule"};
+constexpr std::array<std::string_view, 5> state_machine_api_event_properties = {
+    "Path", "Method", "RestApiId", "Auth", "UnescapeMappingTemplate"};
+// Schedule (function and state machine event; EventBridge rule) and ScheduleV2 (EventBridge
+// Scheduler) properties: sam-property-function-schedule, sam-property-statemachine-
+// statemachineschedule, sam-property-function-schedulev2, ...-statemachineschedulev2.
+constexpr std::array<std::string_view, 10> schedule_event_properties = {
+    "Schedule", "Enabled", "State",      "Input",  "Name",
+    "Description", "DeadLetterConfig", "RetryPolicy", "RoleArn", "Target"};
+constexpr std::array<std::string_view, 16> schedule_v2_event_properties = {
+    "ScheduleExpression", "ScheduleExpressionTimezone", "State", "Input", "Name",
+    "Description", "DeadLetterConfig", "RetryPolicy", "RoleArn", "StartDate", "EndDate",
+    "FlexibleTimeWindow", "GroupName", "KmsKeyArn", "OmitName", "PermissionsBoundary"};
+constexpr std::array<std::string_view, 2> state_machine_types = {"STANDARD", "EXPRESS"};
+constexpr std::array<std::string_view, 2> schedule_states = {"ENABLED", "DISABLED"};
+
 bool is_layer_type(const std::string& type) {
     return type == "AWS::Serverless::LayerVersion" || type == "AWS::Lambda::LayerVersion";
 }
@@ -258,6 +292,13 @@ class sam_loader {
     void read_stage_variables(const ynode& props, api& a);
     void read_events(const function& fn, const ynode& events);
     void read_layers(function& fn, const ynode& layers);
+    void read_state_machine(const ymember& res, const ynode& props_raw, bool sam);
+    void read_state_machine_events(const state_machine& m, const ynode& events);
+    // A Schedule / ScheduleV2 event of a function or state machine (target's name in `m` or
+    // `fn`): its config::schedule, appended to out_.schedules.
+    void read_schedule_event(const ymember& ev, const std::string& type, const ynode& props,
+                             const std::string& fn, const std::string& machine);
+    std::map<std::string, std::string> read_substitutions(const ynode& props);
     std::optional<std::filesystem::path> layer_dir(const std::string& id, const ynode& at);
 
     // The resolved value of props[key]; nullopt when absent or AWS::NoValue. Values that
@@ -300,6 +341,7 @@ class sam_loader {
     ynode globals_function_;
     ynode globals_api_;
     ynode globals_http_api_;
+    ynode globals_state_machine_;
 };
 
 void sam_loader::run() {
@@ -324,8 +366,10 @@ void sam_loader::run() {
                          "resource " + res.key + " has no Type");
         }
         const std::string& type = expect_string(*type_node, "Type");
+        const bool machine = type == "AWS::Serverless::StateMachine" ||
+                             type == "AWS::StepFunctions::StateMachine";
         const bool ours = type == "AWS::Serverless::Function" || type == "AWS::Serverless::Api" ||
-                          type == "AWS::Serverless::HttpApi";
+                          type == "AWS::Serverless::HttpApi" || machine;
         if (!ours) {
             note_resource(res, type);
             continue;
@@ -343,10 +387,15 @@ void sam_loader::run() {
         const ynode& raw = props ? *props : empty;
         if (type == "AWS::Serverless::Function") {
             read_function(res, raw);
+        } else if (machine) {
+            read_state_machine(res, raw, type == "AWS::Serverless::StateMachine");
         } else {
             read_api(res, raw, type == "AWS::Serverless::Api" ? api_kind::rest : api_kind::http);
         }
     }
+
+    // Functions may come after the machines that run them.
+    for (auto& m : out_.state_machines) collect_function_arns(m, out_.functions);
 
     // Implicit APIs exist only when some function has an event for them
     // (`samtranslator/plugins/api/implicit_*_api_plugin.py`).
@@ -541,6 +590,7 @@ void sam_loader::read_globals() {
     globals_function_ = ynode::make_map({}, "Globals.Function");
     globals_api_ = ynode::make_map({}, "Globals.Api");
     globals_http_api_ = ynode::make_map({}, "Globals.HttpApi");
+    globals_state_machine_ = ynode::make_map({}, "Globals.StateMachine");
     if (!globals || globals->is_null()) return;
     expect_map(*globals, "Globals");
     warn_unknown_keys(*globals, globals_keys, out_.warnings);
@@ -553,6 +603,7 @@ void sam_loader::read_globals() {
     take("Function", globals_function_, function_properties);
     take("Api", globals_api_, api_properties);
     take("HttpApi", globals_http_api_, http_api_properties);
+    take("StateMachine", globals_state_machine_, sam_state_machine_properties);
 }
 
 std::optional<ynode> sam_loader::value(const ynode& props, std::string_view key) {
@@ -1042,6 +1093,13 @@ void sam_loader::read_events(const function& fn, const ynode& events) {
                          "event " + ev.key + " has no Type");
         }
         const std::string& type = expect_string(*type_node, "Type");
+        if (type == "Schedule" || type == "ScheduleV2") {
+            const ynode empty = ynode::make_map(e.where, join_path(e.path, "Properties"));
+            const ynode* p = e.find("Properties");
+            read_schedule_event(ev, type, p && !p->is_null() ? expect_map(*p, "Properties") : empty,
+                                fn.name, "");
+            continue;
+        }
         if (type != "Api" && type != "HttpApi") {
             const bool known_type = std::find(sam_event_types.begin(), sam_event_types.end(),
                                               type) != sam_event_types.end();
@@ -1256,6 +1314,234 @@ void read_limits(const ynode& props, usage_plan& plan, std::vector<std::string>&
 }
 
 } // namespace
+
+// ---- state machines and schedules ------------------------------------------------------
+
+std::map<std::string, std::string> sam_loader::read_substitutions(const ynode& props) {
+    std::map<std::string, std::string> subs;
+    const ynode* raw = props.find("DefinitionSubstitutions");
+    if (!raw) return subs;
+    const ynode v = resolver_->resolve(*raw);
+    if (v.type == ynode::kind::no_value) return subs;
+    if (v.type == ynode::kind::unresolved)
+        fail(v, "DefinitionSubstitutions cannot be resolved locally: " + v.text);
+    for (const auto& m : expect_map(v, "DefinitionSubstitutions").members) {
+        // A value only AWS knows (a table's ARN) leaves its placeholder as written: the
+        // definition still loads, and only a state that uses it sees the ${Name}.
+        if (m.value.type == ynode::kind::unresolved) {
+            out_.warnings.push_back(warning_key_text(
+                m, join_path(v.path, m.key), m.value.text + "; ${" + m.key + "} stays as written"));
+            continue;
+        }
+        if (m.value.type == ynode::kind::no_value) continue;
+        subs[m.key] = expect_string(m.value, "a DefinitionSubstitutions value");
+    }
+    return subs;
+}
+
+void sam_loader::read_state_machine(const ymember& res, const ynode& props_raw, bool sam) {
+    const std::string& id = res.key;
+    warn_unknown_keys(props_raw,
+                      sam ? std::span<const std::string_view>(sam_state_machine_properties)
+                          : std::span<const std::string_view>(cfn_state_machine_properties),
+                      out_.warnings);
+    const ynode props = sam ? merge_globals(globals_state_machine_, props_raw) : props_raw;
+    const std::string key = "Resources." + id + ".Properties";
+    const ynode props_at = ynode::make_map(res.value.where, key);
+
+    state_machine m;
+    m.name = id;
+    m.state_machine_name = id;
+    if (auto n = value(props, sam ? "Name" : "StateMachineName")) {
+        m.state_machine_name = expect_string(*n, sam ? "Name" : "StateMachineName");
+        if (m.state_machine_name.empty()) fail(*n, id + ": the state machine name must not be empty");
+    }
+    if (auto t = value(props, sam ? "Type" : "StateMachineType")) {
+        m.type = expect_choice(*t, sam ? "Type" : "StateMachineType", state_machine_types) ==
+                         "EXPRESS"
+                     ? state_machine::kind::express
+                     : state_machine::kind::standard;
+    }
+    if (const ynode* role = props.find(sam ? "Role" : "RoleArn")) {
+        const ynode v = resolver_->resolve(*role);
+        if (v.is_scalar()) m.role_arn = v.text;
+    }
+
+    const ymember* inline_def = props.find_member("Definition");
+    const ymember* uri = sam ? props.find_member("DefinitionUri") : nullptr;
+    const ymember* text = sam ? nullptr : props.find_member("DefinitionString");
+    if (!sam) {
+        if (const ymember* s3 = props.find_member("DefinitionS3Location")) {
+            fail_key(*s3, join_path(key, "DefinitionS3Location"),
+                     id + ": DefinitionS3Location is an S3 object, which coldbrew cannot read; "
+                          "write the definition inline as Definition or DefinitionString");
+        }
+    }
+    const int given = (inline_def ? 1 : 0) + (uri ? 1 : 0) + (text ? 1 : 0);
+    if (given == 0) {
+        fail_missing(props, sam ? "DefinitionUri" : "Definition",
+                     sam ? std::span<const std::string_view>(sam_state_machine_properties)
+                         : std::span<const std::string_view>(cfn_state_machine_properties),
+                     props_at,
+                     id + (sam ? ": a state machine needs Definition or DefinitionUri"
+                               : ": a state machine needs Definition or DefinitionString"));
+    }
+    if (given > 1) {
+        fail(props_at, id + (sam ? ": give one of Definition and DefinitionUri, not both"
+                                 : ": give one of Definition and DefinitionString, not both"));
+    }
+    if (inline_def) {
+        m.definition_key = join_path(key, "Definition");
+        m.where = inline_def->value.where;
+        const ynode v = resolver_->resolve(inline_def->value);
+        m.definition = to_json(v, id + ": Definition");
+        expect_definition_object(m.definition, inline_def->value, id + ": Definition");
+    } else if (text) {
+        m.definition_key = join_path(key, "DefinitionString");
+        m.where = text->value.where;
+        auto v = value(props, "DefinitionString");
+        if (!v) fail(text->value, id + ": DefinitionString is empty");
+        const std::string& json_text = expect_string(*v, "DefinitionString");
+        m.definition = parse_definition_text(json_text, text->value, id + ": DefinitionString");
+        expect_definition_object(m.definition, text->value, id + ": DefinitionString");
+    } else {
+        m.definition_key = join_path(key, "DefinitionUri");
+        auto v = value(props, "DefinitionUri");
+        if (!v) fail(uri->value, id + ": DefinitionUri is empty");
+        if (!v->is_scalar() || v->text.rfind("s3://", 0) == 0) {
+            fail(*v, id + ": DefinitionUri names an S3 object, which coldbrew cannot read; "
+                          "point it at a local file (statemachine/flow.asl.json) or write the "
+                          "definition inline as Definition");
+        }
+        if (v->text.empty()) fail(*v, id + ": DefinitionUri is empty");
+        const std::filesystem::path file = normal_absolute(base_dir_ / v->text);
+        m.where = {file.string(), 1, 1};
+        m.definition = load_definition_file(file, *v);
+        expect_definition_object(m.definition, *v, id + ": the definition in " + v->text);
+    }
+    apply_substitutions(m.definition, read_substitutions(props));
+
+    const ynode* events = sam ? props.find("Events") : nullptr;
+    out_.state_machines.push_back(std::move(m));
+    if (events && !events->is_null())
+        read_state_machine_events(out_.state_machines.back(), expect_map(*events, "Events"));
+}
+
+void sam_loader::read_state_machine_events(const state_machine& m, const ynode& events) {
+    for (const auto& ev : events.members) {
+        const ynode& e = expect_map(ev.value, "an event");
+        warn_unknown_keys(e, event_keys, out_.warnings);
+        const ynode* type_node = e.find("Type");
+        if (!type_node) {
+            fail_missing(e, "Type", event_keys, ynode::make_map(ev.key_where, e.path),
+                         "event " + ev.key + " has no Type");
+        }
+        const std::string& type = expect_string(*type_node, "Type");
+        const ynode empty = ynode::make_map(e.where, join_path(e.path, "Properties"));
+        const ynode* props_ptr = e.find("Properties");
+        const ynode& props =
+            props_ptr && !props_ptr->is_null() ? expect_map(*props_ptr, "Properties") : empty;
+        if (type == "Schedule" || type == "ScheduleV2") {
+            read_schedule_event(ev, type, props, "", m.name);
+            continue;
+        }
+        if (type == "CloudWatchEvent" || type == "EventBridgeRule") {
+            out_.ignored.push_back(event_entry(type, ev.key, m.name, ev.key_where));
+            continue;
+        }
+        if (type == "HttpApi") {
+            fail(*type_node, m.name + ": a state machine has no HttpApi event in SAM (its event "
+                                      "types are Api, Schedule, ScheduleV2, CloudWatchEvent and "
+                                      "EventBridgeRule); use an Api event");
+        }
+        if (type != "Api") {
+            fail(*type_node, m.name + ": unknown state machine event type '" + type + "'" +
+                                 value_hint(type, state_machine_event_types));
+        }
+        warn_unknown_keys(props, state_machine_api_event_properties, out_.warnings);
+        // SAM wires an Api event to states:action/StartExecution with the request body as the
+        // input (samtranslator/model/stepfunctions/events.py, Api._generate_request_template).
+        route r;
+        r.state_machine = m.name;
+        r.state_machine_action = route::sfn_action::start_execution;
+        r.where = ev.key_where;
+        auto path = value(props, "Path");
+        auto method = value(props, "Method");
+        if (!path) {
+            fail_missing(props, "Path", state_machine_api_event_properties, props,
+                         m.name + ": Api event " + ev.key + " needs a Path");
+        }
+        if (!method) {
+            fail_missing(props, "Method", state_machine_api_event_properties, props,
+                         m.name + ": Api event " + ev.key + " needs a Method");
+        }
+        const ynode* api_raw = props.find("RestApiId");
+        r.api_id = api_raw ? api_ref(*api_raw, "AWS::Serverless::Api", "RestApiId")
+                           : std::string(implicit_rest_api);
+        r.payload_format_version = "1.0";
+        r.integration_timeout_ms = rest_integration_timeout_ms;
+        r.path = expect_string(*path, "Path");
+        check_route_path(*path, r.path, api_kind::rest);
+        r.method = read_method(*method);
+        add_route(out_.routes, std::move(r), api_kind::rest, ev.value);
+        if (const ynode* auth = props.find("Auth")) {
+            const ynode v = resolver_->resolve(*auth);
+            if (v.type == ynode::kind::unresolved)
+                fail(v, "Auth cannot be resolved locally: " + v.text);
+            if (v.type != ynode::kind::no_value) route_auth_[out_.routes.size() - 1] = v;
+        }
+    }
+}
+
+void sam_loader::read_schedule_event(const ymember& ev, const std::string& type,
+                                     const ynode& props, const std::string& fn,
+                                     const std::string& machine) {
+    const bool v2 = type == "ScheduleV2";
+    warn_unknown_keys(props,
+                      v2 ? std::span<const std::string_view>(schedule_v2_event_properties)
+                         : std::span<const std::string_view>(schedule_event_properties),
+                      out_.warnings);
+    const std::string owner = fn.empty() ? machine : fn;
+    schedule s;
+    s.name = ev.key;
+    s.function = fn;
+    s.state_machine = machine;
+    s.where = ev.key_where;
+    const char* expr_key = v2 ? "ScheduleExpression" : "Schedule";
+    auto expr = value(props, expr_key);
+    if (!expr) {
+        fail_missing(props, expr_key,
+                     v2 ? std::span<const std::string_view>(schedule_v2_event_properties)
+                        : std::span<const std::string_view>(schedule_event_properties),
+                     props, owner + ": " + type + " event " + ev.key + " needs " + expr_key);
+    }
+    s.expression = expect_string(*expr, expr_key);
+    check_schedule_expression(s.expression, *expr);
+    if (!v2 && s.expression.rfind("at(", 0) == 0) {
+        fail(*expr, "a Schedule event is an EventBridge rule, which takes rate() or cron(); "
+                    "one-time at() schedules are ScheduleV2 (EventBridge Scheduler)");
+    }
+    if (v2) {
+        if (auto tz = value(props, "ScheduleExpressionTimezone"))
+            s.timezone = expect_string(*tz, "ScheduleExpressionTimezone");
+    }
+    auto enabled = v2 ? std::nullopt : value(props, "Enabled");
+    auto state = value(props, "State");
+    if (enabled && state) {
+        // samtranslator/model/eventsources/push.py (Schedule): both set is an error.
+        fail(*state, owner + ": " + type + " event " + ev.key +
+                         " sets both Enabled and State; use one");
+    }
+    if (enabled) s.enabled = read_bool(*enabled, "Enabled");
+    if (state) s.enabled = expect_choice(*state, "State", schedule_states) == "ENABLED";
+    if (auto input = value(props, "Input")) {
+        s.input = expect_string(*input, "Input");
+        // EventBridge hands the target Input as its event; it must be a JSON text.
+        (void)parse_definition_text(s.input, *input, owner + ": " + type + " event " + ev.key +
+                                                         " Input");
+    }
+    out_.schedules.push_back(std::move(s));
+}
 
 void sam_loader::read_access(api& a, const ynode& props) {
     const bool rest = a.kind == api_kind::rest;

@@ -109,6 +109,29 @@ void validate(const stack& s) {
                                    " is used by two functions; deployed names must be unique");
         }
     }
+    std::set<std::string> machine_names;
+    for (const auto& m : s.state_machines) {
+        // Step Functions names are unique per account and region (CreateStateMachine:
+        // StateMachineAlreadyExists).
+        if (!machine_names.insert(m.state_machine_name).second) {
+            throw config_error(m.where, m.definition_key,
+                               "state machine name " + m.state_machine_name +
+                                   " is used by two state machines; names must be unique");
+        }
+        if (!m.definition.is_object()) {
+            throw config_error(m.where, m.definition_key,
+                               "the definition of " + m.name + " is not a JSON object");
+        }
+    }
+    for (const auto& sc : s.schedules) {
+        const bool target = sc.state_machine.empty() ? s.find_function(sc.function) != nullptr
+                                                     : s.find_state_machine(sc.state_machine) != nullptr;
+        if (!target || sc.function.empty() == sc.state_machine.empty()) {
+            throw config_error(sc.where, "",
+                               "schedule " + sc.name + " names no function or state machine of "
+                               "the stack");
+        }
+    }
     for (const auto& r : s.routes) {
         const bool target = r.state_machine.empty() ? s.find_function(r.function) != nullptr
                                                     : s.find_state_machine(r.state_machine) != nullptr;

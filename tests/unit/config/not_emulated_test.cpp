@@ -92,20 +92,18 @@ Outputs:
 
 }  // namespace
 
-TEST_CASE("SAM step-functions sample: the state machine, table, queue and events are listed",
-          "[unit]") {
+TEST_CASE("SAM step-functions sample: the table, queue and SQS event are listed; the state "
+          "machine and schedules are not", "[unit]") {
     temp_app app;
+    app.write("statemachine/stock_trader.asl.json",
+              R"({"StartAt": "A", "States": {"A": {"Type": "Task", "Resource": "${StockCheckerFunctionArn}", "End": true}}})");
     const auto s = app.sam(step_func);
     REQUIRE(s.functions.size() == 3);
 
-    const auto* sm = find(s, "AWS::Serverless::StateMachine StockTradingStateMachine");
-    REQUIRE(sm);
-    CHECK(sm->kind == "resource");
-    CHECK(sm->where.line == 4);
-    CHECK(sm->where.file == (app.dir() / "template.yaml").string());
-    CHECK(sm->local_effect);
-    CHECK(contains(sm->meaning, "nothing runs the state machine"));
-    CHECK(contains(sm->fix, "Step Functions"));
+    // Loaded as a state machine, with its schedule and the function's.
+    CHECK_FALSE(find(s, "AWS::Serverless::StateMachine StockTradingStateMachine"));
+    REQUIRE(s.state_machines.size() == 1);
+    REQUIRE(s.schedules.size() == 2);
 
     const auto* table = find(s, "AWS::Serverless::SimpleTable TransactionTable");
     REQUIRE(table);
@@ -118,12 +116,9 @@ TEST_CASE("SAM step-functions sample: the state machine, table, queue and events
     REQUIRE(queue);
     CHECK(queue->kind == "resource");
 
-    const auto* nightly = find(s, "Schedule event Nightly of StockBuyerFunction");
-    REQUIRE(nightly);
-    CHECK(nightly->kind == "event");
-    CHECK(nightly->where.line == 39);
-    CHECK(nightly->meaning == "nothing triggers StockBuyerFunction on a schedule");
-    CHECK(contains(nightly->fix, "coldbrew invoke StockBuyerFunction -e event.json"));
+    CHECK_FALSE(find(s, "Schedule event Nightly of StockBuyerFunction"));
+    CHECK(s.schedules[1].function == "StockBuyerFunction");
+    CHECK(s.schedules[1].where.line == 39);
     const auto* sqs = find(s, "SQS event Queue of StockBuyerFunction");
     REQUIRE(sqs);
     CHECK(sqs->meaning == "nothing triggers StockBuyerFunction from the queue");
