@@ -409,7 +409,8 @@ void print_stack(const config::stack& s, std::ostream& out, const std::string& b
     for (const auto& r : s.routes) {
         const auto* api = s.find_api(r.api_id);
         out << "  " << r.method << " " << base_url << (r.path == "$default" ? "/*" : r.path)
-            << "  -> " << r.function << "  (" << (api ? kind_name(api->kind) : "?") << " API "
+            << "  -> " << (r.state_machine.empty() ? r.function : "state machine " + r.state_machine)
+            << "  (" << (api ? kind_name(api->kind) : "?") << " API "
             << r.api_id << ", stage " << (api ? api->stage : "?") << ", payload "
             << r.payload_format_version << ")";
         if (!r.authorizer.empty()) out << "  authorizer " << r.authorizer;
@@ -419,6 +420,20 @@ void print_stack(const config::stack& s, std::ostream& out, const std::string& b
         }
         if (r.api_key_required) out << "  API key";
         out << "\n";
+    }
+    if (!s.state_machines.empty()) out << "State machines:\n";
+    for (const auto& m : s.state_machines) {
+        out << "  " << m.name << "  " << m.state_machine_name << "  "
+            << (m.type == config::state_machine::kind::express ? "EXPRESS" : "STANDARD") << "  "
+            << (m.definition_key.ends_with("DefinitionUri") ? m.where.file : m.definition_key)
+            << "\n";
+    }
+    if (!s.schedules.empty()) out << "Schedules:\n";
+    for (const auto& sc : s.schedules) {
+        out << "  " << sc.name << "  " << sc.expression
+            << (sc.timezone.empty() ? "" : " " + sc.timezone) << "  -> "
+            << (sc.state_machine.empty() ? sc.function : "state machine " + sc.state_machine)
+            << (sc.enabled ? "" : "  (disabled)") << "\n";
     }
     print_access(s, out);
     out << config::format_not_emulated(s.ignored, s.template_file.parent_path());
