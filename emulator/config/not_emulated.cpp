@@ -169,12 +169,6 @@ not_emulated resource_entry(const std::string& type, const std::string& id,
                             const source_location& where) {
     const std::string what = type + " " + id;
     if (no_local_effect(type)) return make("resource", what, where, "", "", false);
-    if (type == "AWS::Serverless::StateMachine" || type == "AWS::StepFunctions::StateMachine")
-        return make("resource", what, where,
-                    "nothing runs the state machine or its events; its functions are still served "
-                    "on their own events and through `coldbrew invoke`",
-                    "invoke each step with `coldbrew invoke <Function> -e input.json`; running "
-                    "state machines waits for coldbrew's Step Functions support");
     if (type == "AWS::Serverless::SimpleTable" || type == "AWS::DynamoDB::Table" ||
         type == "AWS::DynamoDB::GlobalTable")
         return make("resource", what, where,
@@ -252,7 +246,9 @@ not_emulated event_entry(const std::string& type, const std::string& name,
 }
 
 bool plugin_entry(const std::string& name, const source_location& where, not_emulated& out) {
-    if (name == "serverless-offline" || name == "serverless-esbuild") return false;
+    if (name == "serverless-offline" || name == "serverless-esbuild" ||
+        name == "serverless-step-functions")
+        return false;
     const std::string what = "plugin " + name;
     auto set = [&](std::string meaning, std::string fix, bool effect = true) {
         out = make("plugin", what, where, std::move(meaning), std::move(fix), effect);
@@ -267,9 +263,6 @@ bool plugin_entry(const std::string& name, const source_location& where, not_emu
         "serverless-plugin-canary-deployments"};
     if (std::find(deploy_only.begin(), deploy_only.end(), name) != deploy_only.end())
         return set("", "", false);
-    if (name == "serverless-step-functions")
-        return set("its state machines do not run (each is listed under resource)",
-                   "invoke each step with `coldbrew invoke <function> -e input.json`");
     if (name == "serverless-dynamodb-local" || name == "serverless-dynamodb")
         return set("coldbrew starts no DynamoDB Local and creates no table",
                    store_fix("DynamoDB Local yourself"));

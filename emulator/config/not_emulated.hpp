@@ -30,7 +30,7 @@ std::string format_not_emulated(const std::vector<not_emulated>& items,
 namespace detail {
 
 // A CloudFormation or SAM resource of `type` that coldbrew does not act on, named by its
-// logical id. The loaders never pass the types they read (functions, APIs, layers, API keys,
+// logical id. The loaders never pass the types they read (functions, APIs, state machines, layers, API keys,
 // usage plans). Unknown types get a generic meaning: nothing creates them locally.
 not_emulated resource_entry(const std::string& type, const std::string& id,
                             const source_location& where);
@@ -42,7 +42,7 @@ not_emulated event_entry(const std::string& type, const std::string& name,
                          const std::string& function, const source_location& where);
 
 // A serverless.yml plugin. Returns false for the ones coldbrew stands in for or acts on
-// (serverless-offline, serverless-esbuild), leaving `out` untouched.
+// (serverless-offline, serverless-esbuild, serverless-step-functions), leaving `out` untouched.
 bool plugin_entry(const std::string& name, const source_location& where, not_emulated& out);
 
 // Appends `entry`; one without local effect joins an earlier one of its kind and type

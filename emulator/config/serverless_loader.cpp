@@ -7,6 +7,7 @@
 #include "emulator/config/not_emulated.hpp"
 #include "emulator/config/rules.hpp"
 #include "emulator/config/serverless_esbuild.hpp"
+#include "emulator/config/state_machines.hpp"
 
 #include <algorithm>
 #include <array>
@@ -671,6 +672,12 @@ class serverless_loader {
   private:
     void read_function(const ymember& entry);
     void read_events(const function& fn, const ynode& events);
+    void read_state_machines();
+    void read_state_machine_http(const ymember& event, const std::string& machine);
+    // A `schedule` event (scalar or map, `rate` one expression or a list) of a function or a
+    // state machine: one config::schedule per expression.
+    void read_schedule(const ymember& event, const std::string& fn, const std::string& machine);
+    nlohmann::json definition_json(const ynode& n);
     // What serverless.yml holds that coldbrew does not act on (stack::ignored).
     void note_plugins();
     void note_resources();
@@ -820,6 +827,7 @@ void serverless_loader::run() {
                 "ignored, as serverless v3 ignores it: use provider.apiGateway." + std::string(key)));
         }
     }
+    read_state_machines();
     note_plugins();
     note_resources();
     note_properties("provider", *provider_);
@@ -1080,6 +1088,10 @@ void serverless_loader::read_events(const function& fn, const ynode& events) {
             fail(ev, "each event must be a mapping with one key, e.g. `- http: GET /`");
         const ymember& m = ev.members.front();
         const ynode& spec = m.value;
+        if (m.key == "schedule") {
+            read_schedule(m, fn.name, "");
+            continue;
+        }
         if (m.key != "http" && m.key != "httpApi") {
             const bool known_type =
                 std::find(serverless_event_types.begin(), serverless_event_types.end(), m.key) !=
@@ -1231,8 +1243,7 @@ void serverless_loader::read_esbuild(function& fn, const ynode& def, const ynode
 }
 
 // `resources:` holds CloudFormation (Resources, Outputs, Conditions), as a map or a list of
-// such maps (serverless v3 "AWS Infrastructure Resources"); `stepFunctions.stateMachines`
-// is serverless-step-functions'. Read unresolved: a `${ssm:…}` there must not stop a run.
+// such maps (serverless v3 "AWS Infrastructure Resources"). Read unresolved: a `${ssm:…}` there must not stop a run.
 void serverless_loader::note_resources() {
     auto one = [&](const ynode& section) {
         if (!section.is_map()) return;
@@ -1254,13 +1265,6 @@ void serverless_loader::note_resources() {
         } else {
             one(*resources);
         }
-    }
-    const ynode* sf = root_.find("stepFunctions");
-    const ynode* machines = sf && sf->is_map() ? sf->find("stateMachines") : nullptr;
-    if (machines && machines->is_map()) {
-        for (const auto& m : machines->members)
-            add_entry(out_.ignored,
-                      resource_entry("AWS::StepFunctions::StateMachine", m.key, m.key_where));
     }
 }
 
@@ -1457,6 +1461,326 @@ void serverless_loader::resolve_authorizer_arns() {
         for (auto& r : out_.routes)
             if (r.api_id == api_id && r.authorizer == t.authorizer) r.authorizer.clear();
     }
+}
+
+// ---- serverless-step-functions: stepFunctions.stateMachines, and schedules ---------------
+
+namespace {
+
+// serverless-step-functions README ("Setup", "Events"; lib/deploy/stepFunctions/
+// compileStateMachines.schema.js): the keys of one state machine coldbrew reads or accepts.
+constexpr std::array<std::string_view, 20> sfn_machine_keys = {
+    "name",         "type",          "definition",      "events",    "role",
+    "id",           "dependsOn",     "tags",            "alarms",    "notifications",
+    "loggingConfig", "tracingConfig", "encryptionConfig", "retain",  "useExactVersion",
+    "inheritGlobalTags", "kmsKeyArns", "iamRoleStatements", "noOutput", "deploymentPreference"};
+// http event keys (lib/deploy/events/apiGateway/validate.js, methods.js).
+constexpr std::array<std::string_view, 10> sfn_http_event_keys = {
+    "path", "method", "action", "cors", "private", "authorizer", "request", "response",
+    "timeoutInMillis", "integration"};
+// schedule event keys (lib/deploy/events/schedule/compileScheduledEvents.js; serverless v3
+// "Schedule" event for functions).
+constexpr std::array<std::string_view, 11> schedule_keys = {
+    "rate", "enabled", "input", "inputPath", "inputTransformer", "name", "description",
+    "method", "timezone", "role", "retryPolicy"};
+constexpr std::array<std::string_view, 2> machine_types = {"STANDARD", "EXPRESS"};
+
+}  // namespace
+
+// CloudFormation intrinsics inside a definition, as CloudFormation would resolve them for the
+// ones that name this service's functions (the plugin's README: `Fn::GetAtt: [hello, Arn]`,
+// `Ref`, `Fn::Sub`, `Fn::Join`); anything else (Fn::ImportValue, another resource's
+// attribute) stays as written, with a warning.
+nlohmann::json serverless_loader::definition_json(const ynode& n) {
+    const function* fn_by_id = nullptr;
+    auto function_for = [&](const std::string& id) -> const function* {
+        for (const auto& f : out_.functions)
+            if (f.name == id || lambda_logical_id(f.name) == id) return &f;
+        return nullptr;
+    };
+    auto arn = [&](const function& f) {
+        return "arn:aws:lambda:" + out_.settings.region + ":" + out_.settings.account_id +
+               ":function:" + f.function_name;
+    };
+    auto keep = [&](const ynode& at, const std::string& why) {
+        out_.warnings.push_back(warning_text(at, why + "; left as written in the definition"));
+        return to_json(at, "the definition");
+    };
+    if (n.is_map() && n.members.size() == 1) {
+        const std::string& k = n.members[0].key;
+        const ynode& arg = n.members[0].value;
+        if (k == "Fn::GetAtt") {
+            std::string id, attr;
+            if (arg.is_sequence() && arg.items.size() == 2 && arg.items[0].is_scalar() &&
+                arg.items[1].is_scalar()) {
+                id = arg.items[0].text;
+                attr = arg.items[1].text;
+            } else if (arg.is_scalar() && arg.text.find('.') != std::string::npos) {
+                id = arg.text.substr(0, arg.text.find('.'));
+                attr = arg.text.substr(arg.text.find('.') + 1);
+            }
+            fn_by_id = function_for(id);
+            if (fn_by_id && attr == "Arn") return arn(*fn_by_id);
+            return keep(n, "Fn::GetAtt " + id + "." + attr + " names no function of the service");
+        }
+        if (k == "Ref" && arg.is_scalar()) {
+            if (const function* f = function_for(arg.text)) return f->function_name;
+            if (arg.text == "AWS::Region") return out_.settings.region;
+            if (arg.text == "AWS::AccountId") return out_.settings.account_id;
+            if (arg.text == "AWS::Partition") return "aws";
+            return keep(n, "Ref " + arg.text + " names no function of the service");
+        }
+        if (k == "Fn::Sub" && arg.is_scalar()) {
+            std::string out, text = arg.text;
+            std::size_t i = 0;
+            while (i < text.size()) {
+                const auto open = text.find("${", i);
+                const auto close = open == std::string::npos ? open : text.find('}', open);
+                if (close == std::string::npos) break;
+                out.append(text, i, open - i);
+                std::string name = text.substr(open + 2, close - open - 2);
+                i = close + 1;
+                std::string value;
+                if (name == "AWS::Region") {
+                    value = out_.settings.region;
+                } else if (name == "AWS::AccountId") {
+                    value = out_.settings.account_id;
+                } else if (name == "AWS::Partition") {
+                    value = "aws";
+                } else if (const auto dot = name.find('.');
+                           dot != std::string::npos && name.substr(dot) == ".Arn" &&
+                           function_for(name.substr(0, dot))) {
+                    value = arn(*function_for(name.substr(0, dot)));
+                } else if (const function* f = function_for(name)) {
+                    value = f->function_name;
+                } else {
+                    return keep(n, "Fn::Sub ${" + name + "} names nothing coldbrew knows");
+                }
+                out += value;
+            }
+            out.append(text, i, std::string::npos);
+            return out;
+        }
+        if (k == "Fn::Join" && arg.is_sequence() && arg.items.size() == 2 &&
+            arg.items[0].is_scalar() && arg.items[1].is_sequence()) {
+            std::string out;
+            for (std::size_t i = 0; i < arg.items[1].items.size(); ++i) {
+                const auto part = definition_json(arg.items[1].items[i]);
+                if (!part.is_string()) return keep(n, "Fn::Join of something not a string");
+                out += (i ? arg.items[0].text : "") + part.get<std::string>();
+            }
+            return out;
+        }
+        if (k == "Ref" || k.rfind("Fn::", 0) == 0)
+            return keep(n, k + " cannot be resolved locally");
+    }
+    if (n.is_map()) {
+        auto o = nlohmann::json::object();
+        for (const auto& m : n.members) o[m.key] = definition_json(m.value);
+        return o;
+    }
+    if (n.is_sequence()) {
+        auto a = nlohmann::json::array();
+        for (const auto& item : n.items) a.push_back(definition_json(item));
+        return a;
+    }
+    return to_json(n, "the definition");
+}
+
+void serverless_loader::read_schedule(const ymember& m, const std::string& fn,
+                                      const std::string& machine) {
+    const std::string owner = fn.empty() ? machine : fn;
+    const ynode& spec = m.value;
+    std::vector<const ynode*> rates;
+    schedule base;
+    base.function = fn;
+    base.state_machine = machine;
+    base.where = m.key_where;
+    std::string name;
+    if (spec.is_scalar()) {
+        rates.push_back(&spec);
+    } else {
+        expect_map(spec, "schedule event");
+        warn_unknown_keys(spec, schedule_keys, out_.warnings);
+        const ynode* rate = spec.find("rate");
+        if (!rate) fail_missing(spec, "rate", schedule_keys, spec, "schedule event needs a rate");
+        // serverless v3 takes a list of expressions; the plugin, one.
+        if (rate->is_sequence()) {
+            for (const auto& r : rate->items) rates.push_back(&r);
+        } else {
+            rates.push_back(rate);
+        }
+        if (const ynode* e = spec.find("enabled"); e && !e->is_null())
+            base.enabled = read_flag(*e, "enabled");
+        if (const ynode* n = spec.find("name"); n && n->is_scalar()) name = n->text;
+        const ynode* method = spec.find("method");
+        const bool scheduler = method && method->is_scalar() && method->text == "scheduler";
+        if (const ynode* tz = spec.find("timezone"); tz && !tz->is_null()) {
+            // compileScheduledEvents.js: "timezone" is only supported with method: scheduler.
+            if (!scheduler)
+                fail(*tz, owner + ": a schedule's timezone needs `method: scheduler`");
+            base.timezone = expect_string(*tz, "timezone");
+        }
+        if (const ynode* in = spec.find("input"); in && !in->is_null()) {
+            if (in->is_scalar()) {
+                base.input = in->text;
+                (void)parse_definition_text(base.input, *in, owner + ": schedule input");
+            } else {
+                base.input = to_json(*in, "schedule input").dump();
+            }
+        }
+        for (const char* k : {"inputPath", "inputTransformer"}) {
+            if (const ymember* x = spec.find_member(k)) {
+                out_.warnings.push_back(warning_key_text(
+                    *x, join_path(spec.path, k),
+                    "not emulated: the target gets the Scheduled Event or `input` instead"));
+            }
+        }
+    }
+    for (const ynode* r : rates) {
+        schedule s = base;
+        s.expression = trim(expect_string(*r, "schedule rate"));
+        check_schedule_expression(s.expression, *r);
+        const auto count = std::count_if(out_.schedules.begin(), out_.schedules.end(),
+                                         [&](const schedule& x) {
+                                             return x.function == fn && x.state_machine == machine;
+                                         });
+        s.name = !name.empty() && rates.size() == 1
+                     ? name
+                     : owner + "-schedule-" + std::to_string(count + 1);
+        out_.schedules.push_back(std::move(s));
+    }
+}
+
+void serverless_loader::read_state_machines() {
+    const ynode* sf = root_.find("stepFunctions");
+    if (!sf || sf->is_null()) return;
+    const ynode* machines_raw = sf->is_map() ? sf->find("stateMachines") : nullptr;
+    if (!machines_raw || machines_raw->is_null()) return;
+    if (!uses_plugin("serverless-step-functions")) {
+        out_.warnings.push_back(warning_text(
+            *machines_raw, "stepFunctions is read by the serverless-step-functions plugin, which "
+                           "plugins: does not list; coldbrew loads the state machines anyway"));
+    }
+    const ynode machines = vars_.resolve(*machines_raw);
+    for (const auto& entry : expect_map(machines, "stepFunctions.stateMachines").members) {
+        const ynode& def = expect_map(entry.value, "a state machine");
+        warn_unknown_keys(def, sfn_machine_keys, out_.warnings);
+        state_machine m;
+        m.name = entry.key;
+        m.state_machine_name = entry.key;
+        if (const ynode* n = def.find("name"); n && !n->is_null()) {
+            m.state_machine_name = expect_string(*n, "name");
+            if (m.state_machine_name.empty()) fail(*n, entry.key + ": name must not be empty");
+        }
+        if (const ynode* t = def.find("type"); t && !t->is_null()) {
+            m.type = expect_choice(*t, "type", machine_types) == "EXPRESS"
+                         ? state_machine::kind::express
+                         : state_machine::kind::standard;
+        }
+        if (const ynode* r = def.find("role"); r && r->is_scalar()) m.role_arn = r->text;
+        const ymember* d = def.find_member("definition");
+        if (!d || d->value.is_null()) {
+            fail_missing(def, "definition", sfn_machine_keys,
+                         ynode::make_map(entry.key_where, def.path),
+                         entry.key + ": a state machine needs a definition");
+        }
+        m.definition_key = join_path(def.path, "definition");
+        m.where = d->value.where;
+        if (d->value.is_scalar()) {
+            m.definition = parse_definition_text(d->value.text, d->value, entry.key + ": definition");
+        } else {
+            m.definition = definition_json(d->value);
+        }
+        expect_definition_object(m.definition, d->value, entry.key + ": definition");
+        collect_function_arns(m, out_.functions);
+        out_.state_machines.push_back(std::move(m));
+
+        const ynode* events = def.find("events");
+        if (!events || events->is_null()) continue;
+        for (const auto& ev : expect_sequence(*events, "events").items) {
+            if (!ev.is_map() || ev.members.size() != 1)
+                fail(ev, "each event must be a mapping with one key, e.g. `- http: GET start`");
+            const ymember& em = ev.members.front();
+            if (em.key == "schedule") {
+                read_schedule(em, "", entry.key);
+                continue;
+            }
+            if (em.key != "http") {
+                const auto index = static_cast<std::size_t>(&ev - events->items.data());
+                out_.ignored.push_back(
+                    event_entry(em.key, "#" + std::to_string(index), entry.key, em.key_where));
+                continue;
+            }
+            read_state_machine_http(em, entry.key);
+        }
+    }
+}
+
+void serverless_loader::read_state_machine_http(const ymember& em, const std::string& machine) {
+    const ynode& spec = em.value;
+    route r;
+    r.state_machine = machine;
+    r.where = em.key_where;
+    r.api_id = std::string(rest_api_id);
+    r.payload_format_version = "1.0";
+    r.integration_timeout_ms = rest_integration_timeout_ms;
+    std::string method, path;
+    const ynode* path_at = &spec;
+    if (spec.is_scalar()) {
+        const std::string text = trim(spec.text);
+        const auto space = text.find_first_of(" \t");
+        if (space == std::string::npos)
+            fail(spec, "http event must be 'METHOD path', e.g. 'POST start'");
+        method = read_method(ynode::make_scalar(text.substr(0, space), spec.where, spec.path));
+        path = trim(text.substr(space));
+    } else {
+        expect_map(spec, "http event");
+        warn_unknown_keys(spec, sfn_http_event_keys, out_.warnings);
+        const ynode* p = spec.find("path");
+        if (!p) fail_missing(spec, "path", sfn_http_event_keys, spec, "http event needs a path");
+        const ynode* mt = spec.find("method");
+        if (!mt) fail(spec, "http event needs a method");
+        path_at = p;
+        path = trim(expect_string(*p, "path"));
+        method = read_method(*mt);
+        if (const ynode* a = spec.find("action"); a && !a->is_null()) {
+            // methods.js: the integration is states:action/<action>, StartExecution by default.
+            const std::string& action = expect_string(*a, "action");
+            if (action == "StartSyncExecution") {
+                r.state_machine_action = route::sfn_action::start_sync_execution;
+            } else if (action != "StartExecution") {
+                out_.ignored.push_back(
+                    {"event", "http event " + method + " " + path + " of " + machine, a->where,
+                     "the route is not served: API Gateway would call Step Functions " + action +
+                         ", which coldbrew's gateway does not",
+                     "call " + action + " on coldbrew's Step Functions endpoint with an SDK",
+                     true});
+                return;
+            }
+        }
+        if (const ynode* t = spec.find("timeoutInMillis"); t && !t->is_null())
+            r.integration_timeout_ms = expect_int(*t, min_integration_timeout_ms, 900'000,
+                                                  "timeoutInMillis");
+        if (const ynode* priv = spec.find("private"); priv && !priv->is_null())
+            r.api_key_required = read_flag(*priv, "private");
+        if (const ymember* auth = spec.find_member("authorizer"); auth && !auth->value.is_null())
+            r.authorizer = read_rest_authorizer(*auth);
+        if (const ynode* req = spec.find("request"); req && req->is_map()) {
+            const ynode* t = req->find("template");
+            const ynode* json = t && t->is_map() ? t->find("application/json") : nullptr;
+            if (json && json->is_scalar()) r.state_machine_request_template = json->text;
+        }
+        if (const ynode* cors = spec.find("cors"))
+            read_rest_cors(*cors, "/" + path, method);
+    }
+    const auto b = path.find_first_not_of('/');
+    const auto e = path.find_last_not_of('/');
+    path = b == std::string::npos ? "/" : "/" + path.substr(b, e - b + 1);
+    check_route_path(*path_at, path, api_kind::rest);
+    r.method = method;
+    r.path = path;
+    add_route(out_.routes, std::move(r), api_kind::rest, spec);
 }
 
 // ---- REST CORS -------------------------------------------------------------------------
