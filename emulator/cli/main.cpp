@@ -197,6 +197,9 @@ config::stack load(const load_flags& f,
     // Runtime lifecycles are judged on today's date, as AWS judges a deploy.
     o.today = std::chrono::year_month_day{std::chrono::floor<std::chrono::days>(clock.wall())};
     auto stack = config::load_stack(f.path, o);
+    // State machines are read and listed; until executions run, what they would serve is
+    // named as not emulated rather than routed.
+    config::detail::hold_step_functions(stack);
     // After coldbrew.yaml: the command line wins over the files beside the app.
     if (!f.env_vars.empty()) config::apply_env_vars(config::read_env_vars(f.env_vars), stack);
     // Built before the interpreters are resolved and the models measure the code: both see

@@ -8,6 +8,7 @@
 #include "emulator/config/loaders.hpp"
 #include "emulator/config/not_emulated.hpp"
 #include "emulator/config/rules.hpp"
+#include "emulator/config/openapi_sfn.hpp"
 #include "emulator/config/state_machines.hpp"
 
 #include <algorithm>
@@ -342,7 +343,52 @@ class sam_loader {
     ynode globals_api_;
     ynode globals_http_api_;
     ynode globals_state_machine_;
+    struct openapi_body {
+        std::string api_id;
+        api_kind kind;
+        const ymember* body;  // in root_
+    };
+    std::vector<openapi_body> openapi_bodies_;
+    void read_openapi_bodies();
 };
+
+// The Step Functions integrations of each API's OpenAPI DefinitionBody become routes; the rest
+// of a definition stays unread, said once per API.
+void sam_loader::read_openapi_bodies() {
+    for (const auto& b : openapi_bodies_) {
+        const ynode& body = b.body->value;
+        if (!body.is_map()) {
+            out_.warnings.push_back(warning_key_text(
+                *b.body, body.path,
+                "an OpenAPI definition that is not written inline is not read; declare the "
+                "routes as function events"));
+            continue;
+        }
+        const auto read = detail::read_openapi_sfn(body, b.kind == api_kind::http,
+                                                   out_.state_machines, out_.settings);
+        for (const auto& o : read.routes) {
+            route r;
+            r.api_id = b.api_id;
+            r.method = o.method;
+            r.path = o.path;
+            r.state_machine = o.state_machine;
+            r.state_machine_action = o.action;
+            r.state_machine_request_template = o.request_template;
+            r.payload_format_version = "1.0";
+            r.integration_timeout_ms = b.kind == api_kind::http ? http_integration_timeout_ms
+                                                                : rest_integration_timeout_ms;
+            r.where = o.where;
+            add_route(out_.routes, std::move(r), b.kind, body);
+        }
+        if (read.other_integrations > 0) {
+            out_.warnings.push_back(warning_key_text(
+                *b.body, body.path,
+                std::to_string(read.other_integrations) +
+                    " operation(s) of the OpenAPI definition are not Step Functions integrations "
+                    "and are not read; declare those routes as function events"));
+        }
+    }
+}
 
 void sam_loader::run() {
     expect_map(root_, "a SAM template");
@@ -396,6 +442,7 @@ void sam_loader::run() {
 
     // Functions may come after the machines that run them.
     for (auto& m : out_.state_machines) collect_function_arns(m, out_.functions);
+    read_openapi_bodies();
 
     // Implicit APIs exist only when some function has an event for them
     // (`samtranslator/plugins/api/implicit_*_api_plugin.py`).
@@ -1009,12 +1056,15 @@ void sam_loader::read_api(const ymember& res, const ynode& props_raw, api_kind k
     } else if (!stage) {
         a.stage = std::string(default_http_stage);
     }
-    for (const char* key : {"DefinitionBody", "DefinitionUri"}) {
-        if (const ymember* m = props_raw.find_member(key)) {
-            out_.warnings.push_back(warning_key_text(
-                *m, join_path(props_raw.path, key),
-                "routes in an OpenAPI definition are not read; declare them as function events"));
-        }
+    if (const ymember* m = props_raw.find_member("DefinitionUri")) {
+        out_.warnings.push_back(warning_key_text(
+            *m, join_path(props_raw.path, "DefinitionUri"),
+            "routes in an OpenAPI definition are not read; declare them as function events"));
+    }
+    // Its Step Functions integrations are read once every state machine is known (they may
+    // come later in the template): read_openapi_bodies().
+    if (const ymember* m = props_raw.find_member("DefinitionBody")) {
+        openapi_bodies_.push_back({id, kind, m});
     }
     api_props_[id] = props;
     out_.apis.push_back(std::move(a));

@@ -40,7 +40,7 @@ TEST_CASE("not emulated: validate names the table, the schedule and the role onc
     REQUIRE(r.code == 0);
     CHECK(has(r.out, "Not emulated (3):\n"));
     CHECK(has(r.out, "  resource  AWS::Serverless::SimpleTable Orders  template.yaml:"));
-    CHECK(has(r.out, "  event     Schedule event Nightly of Report  template.yaml:"));
+    CHECK(has(r.out, "  event     schedule Nightly (rate(1 day)) of Report  template.yaml:"));
     CHECK(has(r.out, "  no local effect: AWS::IAM::Role ReportRole\n"));
     CHECK_FALSE(has(r.out, "warning: " + dir.path().string() + "/template.yaml"));
 }

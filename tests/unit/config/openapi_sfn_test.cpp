@@ -1,7 +1,11 @@
 // The Step Functions integrations read from an OpenAPI DefinitionBody.
 
+#include "emulator/config/not_emulated.hpp"
 #include "emulator/config/openapi_sfn.hpp"
 #include "tests/catch.hpp"
+#include "tests/unit/config/temp_app.hpp"
+
+#include <algorithm>
 
 #include <nlohmann/json.hpp>
 
@@ -129,4 +133,63 @@ paths:
 )Y"),
                                        false, machines(), s),
                       Catch::Contains("requestTemplates"));
+}
+
+
+TEST_CASE("a SAM HttpApi DefinitionBody routes to a state machine declared after it, and until "
+          "executions run the route is held as not emulated",
+          "[unit][config][sfn]") {
+    coldbrew::test::temp_app app;
+    app.write("fn/app.mjs", "export const handler = async () => ({});\n");
+    app.write("template.yaml", R"Y(AWSTemplateFormatVersion: "2010-09-09"
+Transform: AWS::Serverless-2016-10-31
+Resources:
+  Api:
+    Type: AWS::Serverless::HttpApi
+    Properties:
+      DefinitionBody:
+        openapi: "3.0.1"
+        paths:
+          /pay:
+            post:
+              x-amazon-apigateway-integration:
+                integrationSubtype: StepFunctions-StartSyncExecution
+                requestParameters: {Input: $request.body, StateMachineArn: !Ref Flow}
+                payloadFormatVersion: "1.0"
+                type: aws_proxy
+          /other:
+            get:
+              x-amazon-apigateway-integration: {type: aws_proxy, uri: !GetAtt Fn.Arn}
+  Flow:
+    Type: AWS::Serverless::StateMachine
+    Properties:
+      Type: EXPRESS
+      Definition:
+        StartAt: Go
+        States:
+          Go: {Type: Task, Resource: !GetAtt Fn.Arn, End: true}
+  Fn:
+    Type: AWS::Serverless::Function
+    Properties: {CodeUri: fn/, Handler: app.handler, Runtime: nodejs20.x}
+)Y");
+    auto s = load_stack(app.dir(), {});
+    REQUIRE(s.routes.size() == 1);
+    CHECK(s.routes[0].api_id == "Api");
+    CHECK(s.routes[0].method == "POST");
+    CHECK(s.routes[0].path == "/pay");
+    CHECK(s.routes[0].state_machine == "Flow");
+    CHECK(s.routes[0].state_machine_action == route::sfn_action::start_sync_execution);
+    CHECK(std::any_of(s.warnings.begin(), s.warnings.end(), [](const std::string& w) {
+        return w.find("1 operation(s) of the OpenAPI definition are not Step Functions") !=
+               std::string::npos;
+    }));
+
+    hold_step_functions(s);
+    CHECK(s.routes.empty());
+    auto named = [&](const std::string& what) {
+        return std::any_of(s.ignored.begin(), s.ignored.end(),
+                           [&](const not_emulated& n) { return n.what == what; });
+    };
+    CHECK(named("state machine Flow"));
+    CHECK(named("route POST /pay of state machine Flow"));
 }
