@@ -1,2 +1,0 @@
-// Amazon States Language: see definition.hpp and data.hpp.
-#include "emulator/states/data.hpp"

@@ -1,2 +1,0 @@
-// The interpreter: see execution.hpp.
-#include "emulator/states/execution.hpp"

@@ -1,2 +1,0 @@
-// The Step Functions service: see service.hpp.
-#include "emulator/states/service.hpp"
