@@ -433,8 +433,8 @@ struct schedule {
 
 // A Step Functions state machine (AWS::Serverless::StateMachine,
 // AWS::StepFunctions::StateMachine, serverless-step-functions `stepFunctions.stateMachines`).
-// The definition is kept as JSON with substitutions applied; it is checked to be an object
-// and is not interpreted yet (config::detail::hold_step_functions names what that leaves out).
+// The definition is kept as JSON with substitutions applied; emulator/states/ parses and
+// checks it (states::parse_definition) before anything starts.
 struct state_machine {
     std::string name;               // logical id (SAM/CFN) or the plugin's key
     std::string state_machine_name; // deployed name: StateMachineName / `name`, else the id

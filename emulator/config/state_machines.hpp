@@ -1,7 +1,7 @@
 #pragma once
 // Private to emulator/config: the parts of loading a state machine or a schedule that the SAM
 // and serverless loaders share. The definition itself is not checked here beyond being a JSON
-// object (nothing interprets it yet); what is done here is what needs the template: its text
+// object (emulator/states parses it); what is done here is what needs the template: its text
 // turned into JSON, DefinitionSubstitutions applied, the Task resources that name this stack's
 // functions recorded, and a schedule expression's shape checked.
 

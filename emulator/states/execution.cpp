@@ -1,0 +1,2 @@
+// The interpreter: see execution.hpp.
+#include "emulator/states/execution.hpp"

@@ -1,0 +1,2 @@
+// The Step Functions service: see service.hpp.
+#include "emulator/states/service.hpp"
