@@ -270,7 +270,10 @@ struct service::impl {
         return p;
     }
 
-    exec_entry& launch(prepared& p, const start_request& req, bool express) {
+    // Builds, registers and starts an execution. `sync_done`: StartSyncExecution's answer,
+    // with the 5-minute limit armed before the execution starts.
+    exec_entry& launch(prepared& p, const start_request& req, bool express,
+                       std::function<void(std::variant<json, api_error>)> sync_done = nullptr) {
         const auto& cfg = *p.m->cfg;
         const auto& s = stack.settings;
         execution_info info;
@@ -306,6 +309,14 @@ struct service::impl {
         by_arn.emplace(info.execution_arn, e);
         executions.push_back(std::move(entry));
         ++stats->started;
+        if (sync_done) {
+            e->sync_done = std::move(sync_done);
+            e->sync_timer = deps.scheduler->after(sync_limit_ms, [e] {
+                e->sync_timed_out = true;
+                e->ex->stop("States.Timeout", "");
+            });
+        }
+        e->ex->start();
         if (deps.on_start) deps.on_start(*e->ex);
         return *e;
     }
@@ -387,7 +398,8 @@ std::variant<service::started, api_error> service::start_execution(const start_r
                          p.m->cfg->state_machine_name + ":" + p.name;
         if (auto it = im.by_arn.find(arn); it != im.by_arn.end()) {
             const auto& old = *it->second;
-            const bool same_input = json::parse(old.input_text, nullptr, false) == p.input;
+            // "Identical" input (API Reference, StartExecution): the same text.
+            const bool same_input = old.input_text == req.input;
             if (old.ex->status() == execution_status::running && same_input) {
                 ++p.m->stats.duplicate_starts;
                 return started{arn, old.ex->start_ms(), true};
@@ -396,7 +408,6 @@ std::variant<service::started, api_error> service::start_execution(const start_r
         }
     }
     auto& e = im.launch(p, req, express);
-    e.ex->start();
     return started{e.ex->info().execution_arn, e.ex->start_ms(), false};
 }
 
@@ -414,14 +425,7 @@ void service::start_sync_execution(const start_request& req,
                       "This operation is not supported by this type of state machine"));
         return;
     }
-    auto& e = im.launch(p, req, true);
-    e.sync_done = std::move(done);
-    auto* ep = &e;
-    e.sync_timer = im.deps.scheduler->after(sync_limit_ms, [ep] {
-        ep->sync_timed_out = true;
-        ep->ex->stop("States.Timeout", "");
-    });
-    e.ex->start();
+    im.launch(p, req, true, std::move(done));
 }
 
 std::variant<json, api_error> service::describe_execution(const json& req) const {
