@@ -117,6 +117,8 @@ struct execution_deps {
                        const std::string& cause)> on_end;
     // A state's attempt was retried (for counters and traces): state path, error, retry n.
     std::function<void(const std::string& path, const std::string& error, int retry)> on_retry;
+    // A state's error was handled by a Catch (counters and traces): state path, error.
+    std::function<void(const std::string& path, const std::string& error)> on_catch;
 };
 
 class execution {

@@ -3,10 +3,13 @@
 // started on them, with the rules retry strategies depend on, as the Step Functions API
 // states them (API Reference: StartExecution, StartSyncExecution, DescribeExecution,
 // GetExecutionHistory, StopExecution, ListExecutions, SendTaskSuccess/Failure/Heartbeat):
-//  - Standard executions are exactly-once per name: StartExecution with the name of an
-//    execution that exists and the same input returns that execution (no new one starts);
-//    with another input it fails ExecutionAlreadyExists. (AWS keeps names for 90 days; here,
-//    for the run.) A name is 1–80 characters of letters, digits, - and _.
+//  - Standard executions are exactly-once per name: StartExecution with the name of a
+//    running execution and the same input returns that execution (no new one starts); with
+//    another input, or once that execution has ended, it fails ExecutionAlreadyExists. (AWS
+//    keeps names for 90 days; here, for the run.) A name is 1–80 characters, none of them
+//    whitespace, < > { } [ ] ? * " # % \ ^ | ~ ` $ & , ; : / or a control character (API
+//    Reference, StartExecution "name"; only letters, digits, - and _ is what CloudWatch
+//    Logs needs, not a rule of the API).
 //  - Express executions started asynchronously (StartExecution) are at-least-once: the name
 //    is not checked for duplicates and each call starts one. StartSyncExecution is for
 //    Express machines only (a Standard one: StateMachineTypeNotSupported) and ends the
