@@ -418,7 +418,9 @@ parse_result parse_schedule(std::string_view expression, std::string_view timezo
     } else if (auto a = inner("at(")) {
         e = parse_at(*a, err);
     } else {
-        err = "a schedule is rate(<value> <unit>), cron(<6 fields>) or at(yyyy-mm-ddThh:mm:ss)";
+        return {std::nullopt, "schedule expression '" + std::string(expression) +
+                                  "' is not rate(<value> <unit>), cron(<6 fields>) or "
+                                  "at(yyyy-mm-ddThh:mm:ss)"};
     }
     if (!e) return {std::nullopt, quoted + err};
     e->text = std::string(expression);
