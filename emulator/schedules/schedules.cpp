@@ -210,7 +210,7 @@ void read_day_of_week(std::string_view f, cron_spec& c) {
         c.last_of_week = read_value(std::string_view(u).substr(0, u.size() - 1), k);
         return;
     }
-    if (u.find('L') != std::string::npos && u.find("JUL") == std::string::npos) {
+    if (u.find('L') != std::string::npos) {  // no weekday name has an L
         throw field_error{"day-of-week: '" + std::string(f) +
                           "': L stands alone or after one day (5L), not in a list"};
     }
