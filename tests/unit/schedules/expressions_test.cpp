@@ -189,3 +189,30 @@ TEST_CASE("at: one firing at the local time, never again", "[unit]") {
     CHECK(parse_schedule("at(2028-02-29T10:00:00)"));  // a leap day
     CHECK_FALSE(parse_schedule("at(2027-02-29T10:00:00)"));
 }
+
+TEST_CASE("expressions from the EventBridge docs and real templates parse and fire", "[unit]") {
+    // The user guide's examples, then expressions found in public templates.
+    const double wed = utc(2026, 12, 2, 14, 42, 19);
+    CHECK(next("cron(0 10 * * ? *)", wed) == utc(2026, 12, 3, 10, 0));
+    CHECK(next("cron(15 12 * * ? *)", wed) == utc(2026, 12, 3, 12, 15));
+    CHECK(next("cron(0 18 ? * MON-FRI *)", wed) == utc(2026, 12, 2, 18, 0));
+    CHECK(next("cron(0 8 1 * ? *)", wed) == utc(2027, 1, 1, 8, 0));
+    CHECK(next("cron(0/10 * ? * MON-FRI *)", wed) == utc(2026, 12, 2, 14, 50));
+    CHECK(next("cron(0/5 8-17 ? * MON-FRI *)", utc(2026, 12, 4, 17, 56)) == utc(2026, 12, 7, 8, 0));
+    CHECK(next("cron(0 9 ? * 2#1 *)", wed) == utc(2026, 12, 7, 9, 0));
+    CHECK(next("cron(0/3 * * * ? *)", wed) == utc(2026, 12, 2, 14, 45));
+    CHECK(next("cron(0 0,1,2,3,4,5,6,7,8,9,10,11,12,17 * * ? *)", wed) == utc(2026, 12, 2, 17, 0));
+    CHECK(next("cron(0 0 ? * MON,WED,FRI *)", wed) == utc(2026, 12, 4, 0, 0));
+    CHECK(next("cron(* 8-23,0-1 * * ? *)", utc(2026, 12, 2, 2, 0)) == utc(2026, 12, 2, 8, 0));
+    CHECK(next("cron(0/2 * ? * MON-FRI *)", wed) == utc(2026, 12, 2, 14, 44));
+    CHECK(next("cron(0 19 ? * SUN *)", wed) == utc(2026, 12, 6, 19, 0));
+    CHECK(next("cron(0 5 ? * * *)", wed) == utc(2026, 12, 3, 5, 0));
+    CHECK(parse("rate(10 minutes)").rate_ms == 600'000);
+    // Unix-style 5-field crons and a misplaced field, as they appear in templates that
+    // never deployed: refused with the reason.
+    CHECK(error_of("cron(0 16 * * 1-5)").find("6 fields") != std::string::npos);
+    CHECK(error_of("cron(0 17 8-14 * ? SUN)").find("year: 'SUN' is not a value") !=
+          std::string::npos);
+    CHECK(error_of("cron(MM HH * * ? *)").find("minutes: 'MM' is not a value") !=
+          std::string::npos);
+}
