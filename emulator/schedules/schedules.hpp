@@ -110,7 +110,8 @@ struct cron_spec {
     // Day-of-month (used when day-of-week is `?`).
     bool dom_any = false;      // `?`
     std::bitset<32> days;      // 1..31
-    bool last_day = false;     // L
+    bool last_day = false;     // L, or L-n with …
+    int last_day_offset = 0;   // … n days before the last (Quartz's form; AWS is silent)
     int nearest_weekday = 0;   // nW: 1..31, 0 = none
     bool last_weekday = false; // LW
     // Day-of-week, 1 = Sunday … 7 = Saturday (used when day-of-month is `?`).
