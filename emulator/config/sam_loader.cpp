@@ -1572,8 +1572,10 @@ void sam_loader::read_schedule_event(const ymember& ev, const std::string& type,
                     "one-time at() schedules are ScheduleV2 (EventBridge Scheduler)");
     }
     if (v2) {
-        if (auto tz = value(props, "ScheduleExpressionTimezone"))
+        if (auto tz = value(props, "ScheduleExpressionTimezone")) {
             s.timezone = expect_string(*tz, "ScheduleExpressionTimezone");
+            check_schedule_timezone(s.timezone, *tz);
+        }
     }
     auto enabled = v2 ? std::nullopt : value(props, "Enabled");
     auto state = value(props, "State");

@@ -1620,6 +1620,7 @@ void serverless_loader::read_schedule(const ymember& m, const std::string& fn,
             if (!scheduler)
                 fail(*tz, owner + ": a schedule's timezone needs `method: scheduler`");
             base.timezone = expect_string(*tz, "timezone");
+            check_schedule_timezone(base.timezone, *tz);
         }
         if (const ynode* in = spec.find("input"); in && !in->is_null()) {
             if (in->is_scalar()) {

@@ -231,9 +231,10 @@ std::string jwt_keys_name(const config::api& api, const config::authorizer& a) {
 
 gateway_front::gateway_front(const config::stack& stack, executor& ex, const coldbrew::clock& clock,
                              const models::random_source& rng, function_lookup find,
-                             sched::scheduler& scheduler, jwt_key_sets jwt_keys)
+                             sched::scheduler& scheduler, jwt_key_sets jwt_keys,
+                             state_machine_starter* starter)
     : stack_(stack), ex_(ex), clock_(clock), rng_(rng), find_(std::move(find)), routes_(stack),
-      scheduler_(scheduler), jwt_keys_(std::move(jwt_keys)), api_keys_(stack) {
+      scheduler_(scheduler), jwt_keys_(std::move(jwt_keys)), starter_(starter), api_keys_(stack) {
     for (const auto& a : stack_.apis)
         for (const auto& z : a.authorizers)
             if (z.kind == config::authorizer::type::token) token_validators_.emplace(&z, z);
