@@ -483,7 +483,11 @@ struct execution::impl {
         auto text_of = [&](const std::optional<std::string>& path,
                            const std::optional<std::string>& literal) -> std::string {
             if (path) {
-                json v = select(*path, data_scope{in, ctx});
+                // ErrorPath and CausePath may hold an intrinsic function instead of a path.
+                auto e = env();
+                json v = path->rfind("States.", 0) == 0
+                             ? evaluate_intrinsic(*path, data_scope{in, ctx}, e)
+                             : select(*path, data_scope{in, ctx});
                 if (!v.is_string())
                     throw runtime_failure("States.Runtime",
                                           "The value at '" + *path + "' is not a string: " +
