@@ -208,6 +208,7 @@ public:
 private:
     struct entry;
     void arm(std::size_t i, double after_epoch_ms);
+    void wait_for(std::size_t i, double due_epoch_ms);
     void on_fire(std::size_t i, double fire_epoch_ms);
 
     sched::scheduler& scheduler_;
