@@ -85,9 +85,12 @@ void schedule_runner::on_fire(std::size_t i, double fire_epoch_ms) {
     arm(i, fire_epoch_ms);
     std::string event = e.config.input;
     if (event.empty()) {
-        event = scheduled_event_json(models::uuid_v4(rng, "schedule-event", e.config.name, n),
-                                     fire_epoch_ms, options_.region, options_.account_id,
-                                     e.config.name);
+        const auto id = models::uuid_v4(rng, "schedule-event", e.config.name, n);
+        event = e.config.scheduler
+                    ? scheduler_event_json(id, fire_epoch_ms, options_.region,
+                                           options_.account_id, e.config.name)
+                    : scheduled_event_json(id, fire_epoch_ms, options_.region,
+                                           options_.account_id, e.config.name);
     }
     if (!fire_) return;
     try {

@@ -493,4 +493,28 @@ std::string scheduled_event_json(const std::string& id, double fire_epoch_ms,
     return j.dump();
 }
 
+std::string schedule_arn(const std::string& region, const std::string& account_id,
+                         const std::string& schedule_name) {
+    return "arn:aws:scheduler:" + region + ":" + account_id + ":schedule/default/" +
+           schedule_name;
+}
+
+std::string scheduler_event_json(const std::string& id, double fire_epoch_ms,
+                                 const std::string& region, const std::string& account_id,
+                                 const std::string& schedule_name) {
+    nlohmann::ordered_json j;
+    j["version"] = "0";
+    j["id"] = id;
+    j["detail-type"] = "Scheduled Event";
+    j["source"] = "aws.scheduler";
+    j["account"] = account_id;
+    j["time"] = utc_text(fire_epoch_ms);
+    j["region"] = region;
+    j["resources"] =
+        nlohmann::ordered_json::array({schedule_arn(region, account_id, schedule_name)});
+    // A string, not an object: what Scheduler sends (see schedules.hpp).
+    j["detail"] = "{}";
+    return j.dump();
+}
+
 }  // namespace coldbrew::schedules

@@ -43,13 +43,18 @@
 //    fires at 5, 10, 15 … modeled minutes; later firings keep the period from that anchor.
 //  - EventBridge fires within the minute (60 s precision); here exactly on the minute.
 //  - An at() time already past at start never fires.
-//  - Without Input the target gets the EventBridge rule's Scheduled Event (EventBridge user
-//    guide, "Tutorial: Schedule AWS Lambda functions using EventBridge" / Lambda developer
-//    guide's sample event): {"version":"0","id":<uuid>,"detail-type":"Scheduled Event",
-//    "source":"aws.events","account":<id>,"time":"yyyy-mm-ddThh:mm:ssZ","region":<region>,
-//    "resources":["arn:aws:events:<region>:<account>:rule/<name>"],"detail":{}}, also for
-//    ScheduleV2 (EventBridge Scheduler's API reference, Target.Input, says only "a default
-//    notification"). With Input, the Input text as written.
+//  - Without Input a rule's target gets the Scheduled Event (the EventBridge event envelope
+//    of the Lambda developer guide, "Using AWS Lambda with Amazon EventBridge"; SAM CLI's
+//    `generate-event cloudwatch scheduled-event`): {"version":"0","id":<uuid>,
+//    "detail-type":"Scheduled Event","source":"aws.events","account":<id>,
+//    "time":"yyyy-mm-ddThh:mm:ssZ","region":<region>,
+//    "resources":["arn:aws:events:<region>:<account>:rule/<name>"],"detail":{}}.
+//    An EventBridge Scheduler schedule (config::schedule::scheduler) sends its "default
+//    notification" (Scheduler API reference, Target.Input) instead: the same envelope with
+//    "source":"aws.scheduler", resources ["arn:aws:scheduler:<region>:<account>:schedule/
+//    default/<name>"] and "detail" the *string* "{}" — not documented by AWS; as captured
+//    from live events and handled by cloud-custodian (PR 9566) and Powertools for Lambda
+//    Python (PR 6134). With Input, the Input text as written.
 
 #include <bitset>
 #include <cmath>
@@ -160,9 +165,17 @@ std::string utc_text(double epoch_ms);
 std::string scheduled_event_json(const std::string& id, double fire_epoch_ms,
                                  const std::string& region, const std::string& account_id,
                                  const std::string& rule_name);
+// "arn:aws:scheduler:<region>:<account>:schedule/default/<name>" (the default group).
+std::string schedule_arn(const std::string& region, const std::string& account_id,
+                         const std::string& schedule_name);
+// EventBridge Scheduler's default notification for `schedule_name` (see above).
+std::string scheduler_event_json(const std::string& id, double fire_epoch_ms,
+                                 const std::string& region, const std::string& account_id,
+                                 const std::string& schedule_name);
 
 // Called for each firing with the schedule and the target's event text: its Input when set,
-// else the Scheduled Event. Exceptions it throws are caught and counted, never passed on.
+// else the Scheduled Event (a rule) or the default notification (an EventBridge Scheduler
+// schedule). Exceptions it throws are caught and counted, never passed on.
 using fire_fn = std::function<void(const config::schedule&, std::string event_json)>;
 
 struct runner_options {

@@ -254,3 +254,24 @@ TEST_CASE("runner: a cron in New York across the fall-back night fires each loca
                                             "2026-11-01T05:30:00Z", "2026-11-01T07:00:00Z",
                                             "2026-11-01T07:30:00Z", "2026-11-01T08:00:00Z"});
 }
+
+TEST_CASE("runner: an EventBridge Scheduler schedule sends Scheduler's default notification",
+          "[unit]") {
+    fixture f;
+    auto v2 = make("Hourly", "rate(1 hour)");
+    v2.scheduler = true;
+    schedule_runner r(f.scheduler, f.clock, {v2, make("Rule", "rate(1 hour)")}, f.recorder());
+    r.start();
+    f.scheduler.advance(60 * minute_ms);
+    REQUIRE(f.fired.size() == 2);
+    const auto e = nlohmann::json::parse(f.fired[0].event);
+    CHECK(e["source"] == "aws.scheduler");
+    CHECK(e["detail-type"] == "Scheduled Event");
+    CHECK(e["resources"] == nlohmann::json::array(
+                                {"arn:aws:scheduler:us-east-1:123456789012:schedule/default/Hourly"}));
+    CHECK(e["detail"] == "{}");  // a string, as Scheduler sends it
+    CHECK(e["time"] == "2026-12-02T15:42:19Z");
+    const auto rule = nlohmann::json::parse(f.fired[1].event);
+    CHECK(rule["source"] == "aws.events");
+    CHECK(rule["detail"] == nlohmann::json::object());
+}
