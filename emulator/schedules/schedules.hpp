@@ -27,7 +27,8 @@
 //    of Day-of-month and Day-of-week is `?`. `/` is not allowed in Day-of-week, `L`/`W` not
 //    in other fields, as the reference's wildcard table says. Ranges may wrap (`FRI-MON`,
 //    `22-2`), as Quartz cron (the syntax's origin) reads them; the AWS reference is silent.
-//    `W` never crosses into another month (Quartz's rule, unstated by AWS).
+//    `W` never crosses into another month (Quartz's rule, unstated by AWS). `L-n` (n days
+//    before the last) is read as Quartz reads it. A Year range may not run backwards.
 //  - at(yyyy-mm-ddThh:mm:ss): EventBridge Scheduler's one-time schedule, in its time zone.
 // Time zones (ScheduleExpressionTimezone; "Time zones on EventBridge Scheduler": IANA names,
 // UTC by default): UTC, and any zone of the system's tz database read from its TZif file
@@ -42,7 +43,13 @@
 //    "about when created"; Scheduler without a StartDate "immediately"), so rate(5 minutes)
 //    fires at 5, 10, 15 … modeled minutes; later firings keep the period from that anchor.
 //  - EventBridge fires within the minute (60 s precision); here exactly on the minute.
-//  - An at() time already past at start never fires.
+//  - An at() time already past at start never fires; one in a spring-forward gap is read
+//    with the offset before the change (02:30 → 03:30).
+//  - A repeated (fall-back) local time counts only at its first instant, also when start()
+//    falls between its two instants.
+//  - The rule / schedule name in ARNs is config::schedule::name (the event's key), not the
+//    name CloudFormation would generate.
+//  - StartDate, EndDate and FlexibleTimeWindow are not acted on.
 //  - Without Input a rule's target gets the Scheduled Event (the EventBridge event envelope
 //    of the Lambda developer guide, "Using AWS Lambda with Amazon EventBridge"; SAM CLI's
 //    `generate-event cloudwatch scheduled-event`): {"version":"0","id":<uuid>,
