@@ -8,9 +8,11 @@
 // What the local tools do, for comparison: SAM CLI (`sam local start-api`, `start-lambda`)
 // does not fire schedules at all (its docs: `sam local generate-event cloudwatch
 // scheduled-event` prints an event to invoke with by hand; SAM CLI command reference);
-// serverless-offline fires `schedule` events only through a plugin (serverless-offline-
-// scheduler: cron only, unmaintained; serverless-offline-schedule: rate and cron), on the
-// real clock through node-schedule, with the schedule's `input` as the event.
+// serverless-offline fires `schedule` events itself (src/events/schedule, since PR 879 with a
+// default event when `input` is unset: a Scheduled Event with an empty `resources` and a
+// random account), on the real clock through node-schedule; before that, and for tools
+// without it, plugins did (serverless-offline-scheduler: cron only, unmaintained;
+// serverless-offline-schedule).
 //
 // Expression syntax (EventBridge user guide, "Cron expressions reference" and "Rate
 // expressions"; EventBridge Scheduler user guide, "Schedule types on EventBridge Scheduler"):
