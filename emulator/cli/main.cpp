@@ -30,6 +30,7 @@
 #include "emulator/functions/function_model.hpp"
 #include "emulator/functions/launcher.hpp"
 #include "emulator/functions/service_errors.hpp"
+#include "emulator/gateway/sfn_integration.hpp"
 #include "emulator/report/report_command.hpp"
 #include "emulator/scheduler/scheduler.hpp"
 #include "emulator/states/definition.hpp"
@@ -259,6 +260,8 @@ config::stack load(const load_flags& f,
             fn.standby_auto = f.standby == "auto";
             fn.standby = fn.standby_auto ? 1 : std::stoul(f.standby);
         }
+    // A Step Functions route's request template must be one the gateway evaluates.
+    gateway::check_state_machine_routes(stack);
     return stack;
 }
 

@@ -83,6 +83,8 @@ private:
     void preflight(http::request req, const std::shared_ptr<request>& r,
                    gateway::route_table::preflight_match pm, const std::string& request_id,
                    std::uint64_t index);
+    void start_state_machine(const std::shared_ptr<request>& r,
+                             std::unique_ptr<gateway_protocol> proto);
     void guarded(http::request req, const std::shared_ptr<request>& r, gateway::route_match match,
                  gateway::request_info info, const std::string& route_key,
                  std::optional<http::response> mock);

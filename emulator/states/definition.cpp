@@ -477,10 +477,10 @@ void check_query_language(const json& obj, const std::string& path) {
     const json& q = obj["QueryLanguage"];
     if (q == "JSONPath") return;
     if (q == "JSONata")
-        fail(path + ".QueryLanguage",
+        fail(join(path, "QueryLanguage"),
              "JSONata is not supported; only JSONPath states run (write this state with "
              "InputPath/Parameters/ResultPath, or remove QueryLanguage)");
-    fail(path + ".QueryLanguage", "must be JSONPath or JSONata");
+    fail(join(path, "QueryLanguage"), "must be JSONPath or JSONata");
 }
 
 state parse_state(const std::string& name, const json& v, const std::string& path) {
@@ -693,7 +693,7 @@ std::shared_ptr<const machine> parse_machine(const json& doc, const std::string&
                                              bool top) {
     if (!doc.is_object()) fail(base, "must be a JSON object");
     auto m = std::make_shared<machine>();
-    check_query_language(doc, base.empty() ? std::string("") : base);
+    check_query_language(doc, base);
     static const std::set<std::string, std::less<>> top_fields = {
         "StartAt", "States", "Comment", "Version", "TimeoutSeconds", "QueryLanguage"};
     static const std::set<std::string, std::less<>> inner_fields = {"StartAt", "States",

@@ -139,7 +139,7 @@ TEST_CASE("service: a Standard name is used once", "[unit]") {
     CHECK(stats_of(*w.svc, "Waiter").duplicate_starts == 1);
 
     // Running, another input (the same JSON written otherwise is another text).
-    auto& e = error_of(w.svc->start_execution(start_of("Waiter", R"({"k":2})", "once")));
+    const states::api_error e = error_of(w.svc->start_execution(start_of("Waiter", R"({"k":2})", "once")));
     CHECK(e.type == "ExecutionAlreadyExists");
     CHECK(e.status == 400);
     CHECK(error_of(w.svc->start_execution(start_of("Waiter", R"({ "k": 1 })", "once"))).type ==
