@@ -1556,6 +1556,7 @@ void sam_loader::read_schedule_event(const ymember& ev, const std::string& type,
     s.name = ev.key;
     s.function = fn;
     s.state_machine = machine;
+    s.scheduler = v2;
     s.where = ev.key_where;
     const char* expr_key = v2 ? "ScheduleExpression" : "Schedule";
     auto expr = value(props, expr_key);

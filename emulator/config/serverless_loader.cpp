@@ -1615,6 +1615,7 @@ void serverless_loader::read_schedule(const ymember& m, const std::string& fn,
         if (const ynode* n = spec.find("name"); n && n->is_scalar()) name = n->text;
         const ynode* method = spec.find("method");
         const bool scheduler = method && method->is_scalar() && method->text == "scheduler";
+        base.scheduler = scheduler;
         if (const ynode* tz = spec.find("timezone"); tz && !tz->is_null()) {
             // compileScheduledEvents.js: "timezone" is only supported with method: scheduler.
             if (!scheduler)

@@ -426,6 +426,9 @@ struct schedule {
     std::string timezone;    // ScheduleV2 ScheduleExpressionTimezone; "" = UTC
     bool enabled = true;     // Enabled / State: DISABLED → false
     std::string input;       // JSON text handed to the target; "" = the Scheduled Event
+    // An EventBridge Scheduler schedule (SAM ScheduleV2, serverless `method: scheduler`)
+    // rather than an EventBridge rule: its default event differs (emulator/schedules).
+    bool scheduler = false;
     std::string function;        // function::name fired, or
     std::string state_machine;   // state_machine::name whose execution starts
     source_location where;

@@ -61,8 +61,19 @@ void schedule_runner::arm(std::size_t i, double after_epoch_ms) {
         e.timer.reset();
         return;
     }
-    const double due = *e.next_ms;
-    e.timer = scheduler_.after(due - modeled_wall_ms(), [this, i, due] { on_fire(i, due); });
+    wait_for(i, *e.next_ms);
+}
+
+void schedule_runner::wait_for(std::size_t i, double due_epoch_ms) {
+    entries_[i]->timer = scheduler_.after(due_epoch_ms - modeled_wall_ms(), [this, i, due_epoch_ms] {
+        // The scheduler caps a wait at about 31 years (cron(… 2199)): a timer that comes
+        // early waits again for the rest instead of firing.
+        if (modeled_wall_ms() + 0.5 < due_epoch_ms) {
+            wait_for(i, due_epoch_ms);
+            return;
+        }
+        on_fire(i, due_epoch_ms);
+    });
 }
 
 void schedule_runner::on_fire(std::size_t i, double fire_epoch_ms) {
@@ -74,9 +85,12 @@ void schedule_runner::on_fire(std::size_t i, double fire_epoch_ms) {
     arm(i, fire_epoch_ms);
     std::string event = e.config.input;
     if (event.empty()) {
-        event = scheduled_event_json(models::uuid_v4(rng, "schedule-event", e.config.name, n),
-                                     fire_epoch_ms, options_.region, options_.account_id,
-                                     e.config.name);
+        const auto id = models::uuid_v4(rng, "schedule-event", e.config.name, n);
+        event = e.config.scheduler
+                    ? scheduler_event_json(id, fire_epoch_ms, options_.region,
+                                           options_.account_id, e.config.name)
+                    : scheduled_event_json(id, fire_epoch_ms, options_.region,
+                                           options_.account_id, e.config.name);
     }
     if (!fire_) return;
     try {

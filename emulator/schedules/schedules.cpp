@@ -64,6 +64,7 @@ struct field_kind {
     const char* name;  // for messages
     int lo, hi;
     bool months = false, weekdays = false;
+    bool cyclic = true;  // ranges may wrap past the end (not years)
 };
 
 bool all_digits(std::string_view s) {
@@ -137,6 +138,10 @@ void read_terms(std::string_view field, const field_kind& k, bool allow_step, st
             a = read_value(range, k);
             // `a/step` runs from a to the field's end; a lone value is itself.
             b = stepped ? k.hi : a;
+        }
+        if (a > b && !k.cyclic) {
+            throw field_error{std::string(k.name) + ": the range '" + std::string(range) +
+                              "' runs backwards"};
         }
         // A range may wrap past the field's end (FRI-MON, 22-2), as in Quartz.
         const int span = k.hi - k.lo + 1;
@@ -244,7 +249,7 @@ std::optional<schedule_expression> parse_cron(std::string_view body, std::string
         read_day_of_month(f[2], c);
         read_terms(f[3], field_kind{"month", 1, 12, true}, true, c.months);
         read_day_of_week(f[4], c);
-        read_terms(f[5], field_kind{"year", 1970, 2199}, true, c.years, 1970);
+        read_terms(f[5], field_kind{"year", 1970, 2199, false, false, false}, true, c.years, 1970);
     } catch (const field_error& fe) {
         err = fe.text;
         return std::nullopt;
@@ -490,6 +495,30 @@ std::string scheduled_event_json(const std::string& id, double fire_epoch_ms,
     j["region"] = region;
     j["resources"] = nlohmann::ordered_json::array({rule_arn(region, account_id, rule_name)});
     j["detail"] = nlohmann::ordered_json::object();
+    return j.dump();
+}
+
+std::string schedule_arn(const std::string& region, const std::string& account_id,
+                         const std::string& schedule_name) {
+    return "arn:aws:scheduler:" + region + ":" + account_id + ":schedule/default/" +
+           schedule_name;
+}
+
+std::string scheduler_event_json(const std::string& id, double fire_epoch_ms,
+                                 const std::string& region, const std::string& account_id,
+                                 const std::string& schedule_name) {
+    nlohmann::ordered_json j;
+    j["version"] = "0";
+    j["id"] = id;
+    j["detail-type"] = "Scheduled Event";
+    j["source"] = "aws.scheduler";
+    j["account"] = account_id;
+    j["time"] = utc_text(fire_epoch_ms);
+    j["region"] = region;
+    j["resources"] =
+        nlohmann::ordered_json::array({schedule_arn(region, account_id, schedule_name)});
+    // A string, not an object: what Scheduler sends (see schedules.hpp).
+    j["detail"] = "{}";
     return j.dump();
 }
 

@@ -8,9 +8,11 @@
 // What the local tools do, for comparison: SAM CLI (`sam local start-api`, `start-lambda`)
 // does not fire schedules at all (its docs: `sam local generate-event cloudwatch
 // scheduled-event` prints an event to invoke with by hand; SAM CLI command reference);
-// serverless-offline fires `schedule` events only through a plugin (serverless-offline-
-// scheduler: cron only, unmaintained; serverless-offline-schedule: rate and cron), on the
-// real clock through node-schedule, with the schedule's `input` as the event.
+// serverless-offline fires `schedule` events itself (src/events/schedule, since PR 879 with a
+// default event when `input` is unset: a Scheduled Event with an empty `resources` and a
+// random account), on the real clock through node-schedule; before that, and for tools
+// without it, plugins did (serverless-offline-scheduler: cron only, unmaintained;
+// serverless-offline-schedule).
 //
 // Expression syntax (EventBridge user guide, "Cron expressions reference" and "Rate
 // expressions"; EventBridge Scheduler user guide, "Schedule types on EventBridge Scheduler"):
@@ -27,7 +29,8 @@
 //    of Day-of-month and Day-of-week is `?`. `/` is not allowed in Day-of-week, `L`/`W` not
 //    in other fields, as the reference's wildcard table says. Ranges may wrap (`FRI-MON`,
 //    `22-2`), as Quartz cron (the syntax's origin) reads them; the AWS reference is silent.
-//    `W` never crosses into another month (Quartz's rule, unstated by AWS).
+//    `W` never crosses into another month (Quartz's rule, unstated by AWS). `L-n` (n days
+//    before the last) is read as Quartz reads it. A Year range may not run backwards.
 //  - at(yyyy-mm-ddThh:mm:ss): EventBridge Scheduler's one-time schedule, in its time zone.
 // Time zones (ScheduleExpressionTimezone; "Time zones on EventBridge Scheduler": IANA names,
 // UTC by default): UTC, and any zone of the system's tz database read from its TZif file
@@ -42,14 +45,25 @@
 //    "about when created"; Scheduler without a StartDate "immediately"), so rate(5 minutes)
 //    fires at 5, 10, 15 … modeled minutes; later firings keep the period from that anchor.
 //  - EventBridge fires within the minute (60 s precision); here exactly on the minute.
-//  - An at() time already past at start never fires.
-//  - Without Input the target gets the EventBridge rule's Scheduled Event (EventBridge user
-//    guide, "Tutorial: Schedule AWS Lambda functions using EventBridge" / Lambda developer
-//    guide's sample event): {"version":"0","id":<uuid>,"detail-type":"Scheduled Event",
-//    "source":"aws.events","account":<id>,"time":"yyyy-mm-ddThh:mm:ssZ","region":<region>,
-//    "resources":["arn:aws:events:<region>:<account>:rule/<name>"],"detail":{}}, also for
-//    ScheduleV2 (EventBridge Scheduler's API reference, Target.Input, says only "a default
-//    notification"). With Input, the Input text as written.
+//  - An at() time already past at start never fires; one in a spring-forward gap is read
+//    with the offset before the change (02:30 → 03:30).
+//  - A repeated (fall-back) local time counts only at its first instant, also when start()
+//    falls between its two instants.
+//  - The rule / schedule name in ARNs is config::schedule::name (the event's key), not the
+//    name CloudFormation would generate.
+//  - StartDate, EndDate and FlexibleTimeWindow are not acted on.
+//  - Without Input a rule's target gets the Scheduled Event (the EventBridge event envelope
+//    of the Lambda developer guide, "Using AWS Lambda with Amazon EventBridge"; SAM CLI's
+//    `generate-event cloudwatch scheduled-event`): {"version":"0","id":<uuid>,
+//    "detail-type":"Scheduled Event","source":"aws.events","account":<id>,
+//    "time":"yyyy-mm-ddThh:mm:ssZ","region":<region>,
+//    "resources":["arn:aws:events:<region>:<account>:rule/<name>"],"detail":{}}.
+//    An EventBridge Scheduler schedule (config::schedule::scheduler) sends its "default
+//    notification" (Scheduler API reference, Target.Input) instead: the same envelope with
+//    "source":"aws.scheduler", resources ["arn:aws:scheduler:<region>:<account>:schedule/
+//    default/<name>"] and "detail" the *string* "{}" — not documented by AWS; as captured
+//    from live events and handled by cloud-custodian (PR 9566) and Powertools for Lambda
+//    Python (PR 6134). With Input, the Input text as written.
 
 #include <bitset>
 #include <cmath>
@@ -160,9 +174,17 @@ std::string utc_text(double epoch_ms);
 std::string scheduled_event_json(const std::string& id, double fire_epoch_ms,
                                  const std::string& region, const std::string& account_id,
                                  const std::string& rule_name);
+// "arn:aws:scheduler:<region>:<account>:schedule/default/<name>" (the default group).
+std::string schedule_arn(const std::string& region, const std::string& account_id,
+                         const std::string& schedule_name);
+// EventBridge Scheduler's default notification for `schedule_name` (see above).
+std::string scheduler_event_json(const std::string& id, double fire_epoch_ms,
+                                 const std::string& region, const std::string& account_id,
+                                 const std::string& schedule_name);
 
 // Called for each firing with the schedule and the target's event text: its Input when set,
-// else the Scheduled Event. Exceptions it throws are caught and counted, never passed on.
+// else the Scheduled Event (a rule) or the default notification (an EventBridge Scheduler
+// schedule). Exceptions it throws are caught and counted, never passed on.
 using fire_fn = std::function<void(const config::schedule&, std::string event_json)>;
 
 struct runner_options {
@@ -208,6 +230,7 @@ public:
 private:
     struct entry;
     void arm(std::size_t i, double after_epoch_ms);
+    void wait_for(std::size_t i, double due_epoch_ms);
     void on_fire(std::size_t i, double fire_epoch_ms);
 
     sched::scheduler& scheduler_;

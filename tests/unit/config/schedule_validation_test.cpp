@@ -104,3 +104,28 @@ TEST_CASE("serverless schedules: cron fields and time zones are checked where th
     REQUIRE(s.schedules.size() == 1);
     CHECK(s.schedules[0].timezone == "Asia/Tokyo");
 }
+
+TEST_CASE("schedules: ScheduleV2 and `method: scheduler` are EventBridge Scheduler schedules",
+          "[unit]") {
+    temp_app app;
+    const auto sam = app.sam(std::string(sam_header) +
+                             "          Type: ScheduleV2\n"
+                             "          Properties:\n"
+                             "            ScheduleExpression: rate(1 hour)\n"
+                             "        Old:\n"
+                             "          Type: Schedule\n"
+                             "          Properties:\n"
+                             "            Schedule: rate(1 hour)\n");
+    REQUIRE(sam.schedules.size() == 2);
+    CHECK(sam.schedules[0].scheduler);
+    CHECK_FALSE(sam.schedules[1].scheduler);
+
+    const auto sls = app.serverless(std::string(sls_header) +
+                                    "      - schedule:\n"
+                                    "          rate: rate(1 hour)\n"
+                                    "          method: scheduler\n"
+                                    "      - schedule: rate(2 hours)\n");
+    REQUIRE(sls.schedules.size() == 2);
+    CHECK(sls.schedules[0].scheduler);
+    CHECK_FALSE(sls.schedules[1].scheduler);
+}

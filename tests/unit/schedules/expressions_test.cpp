@@ -160,6 +160,12 @@ TEST_CASE("cron: malformed expressions say what is wrong", "[unit]") {
     has("cron(0 0 ? * 0 *)", "day-of-week: 0 is out of range 1-7");
     has("cron(0 0 * * ? 1969)", "year: 1969 is out of range 1970-2199");
     has("cron(0 0 * * ? 2200)", "year: 2200 is out of range 1970-2199");
+    has("cron(0 0 * * ? 2030-2027)", "year: the range '2030-2027' runs backwards");
+    has("cron(0 0 * * ? 2030-)", "year: '' is not a value");
+    has("cron(0 0 * * ? -2030)", "year: '-2030' is not a value");
+    has("", "is not rate(");
+    has("rate(5 minutes) ", "is not rate(");
+    has("RATE(5 MINUTES)", "is not rate(");
     has("cron(0 0 * FOO ? *)", "month: 'FOO' is not a value (1-12 or JAN-DEC)");
     has("cron(0 0 ? * FUN *)", "day-of-week: 'FUN' is not a value (1-7 or SUN-SAT)");
     has("cron(0 0 ? * MON/2 *)", "'/' is not allowed");

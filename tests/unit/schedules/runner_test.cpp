@@ -224,3 +224,54 @@ TEST_CASE("runner: an expression that does not parse is a config error at the sc
     CHECK_THROWS_AS(schedule_runner(f.scheduler, f.clock, {tz}, f.recorder()),
                     config::config_error);
 }
+
+TEST_CASE("runner: a firing beyond the scheduler's longest wait is not fired early", "[unit]") {
+    fixture f;
+    schedule_runner r(f.scheduler, f.clock, {make("Far", "cron(0 0 1 1 ? 2199)")}, f.recorder());
+    r.start();
+    const double year_ms = 365.25 * 24 * 60 * minute_ms;
+    f.scheduler.advance(40 * year_ms);  // past the manual scheduler's ~31.7-year cap
+    CHECK(f.fired.empty());
+    CHECK(f.scheduler.pending() == 1);
+    CHECK(*r.statuses()[0].next_fire_epoch_ms == utc(2199, 1, 1));
+}
+
+TEST_CASE("runner: a cron in New York across the fall-back night fires each local time once",
+          "[unit]") {
+    // 2026-11-01 04:00Z = 00:00 EDT; clocks go back at 06:00Z (02:00 EDT → 01:00 EST).
+    testing::manual_clock clock{static_cast<std::int64_t>(utc(2026, 11, 1, 4, 0))};
+    testing::manual_scheduler scheduler{1.0, &clock};
+    std::vector<std::string> times;
+    auto s = make("HalfHourly", "cron(0/30 * * * ? *)");
+    s.timezone = "America/New_York";
+    schedule_runner r(scheduler, clock, {s}, [&](const config::schedule&, std::string e) {
+        times.push_back(nlohmann::json::parse(e)["time"].get<std::string>());
+    });
+    r.start();
+    scheduler.advance(4 * 60 * minute_ms);  // to 08:00Z
+    // 00:30, 01:00, 01:30 EDT; then 02:00 EST (07:00Z): the repeated 01:xx hour is not re-run.
+    CHECK(times == std::vector<std::string>{"2026-11-01T04:30:00Z", "2026-11-01T05:00:00Z",
+                                            "2026-11-01T05:30:00Z", "2026-11-01T07:00:00Z",
+                                            "2026-11-01T07:30:00Z", "2026-11-01T08:00:00Z"});
+}
+
+TEST_CASE("runner: an EventBridge Scheduler schedule sends Scheduler's default notification",
+          "[unit]") {
+    fixture f;
+    auto v2 = make("Hourly", "rate(1 hour)");
+    v2.scheduler = true;
+    schedule_runner r(f.scheduler, f.clock, {v2, make("Rule", "rate(1 hour)")}, f.recorder());
+    r.start();
+    f.scheduler.advance(60 * minute_ms);
+    REQUIRE(f.fired.size() == 2);
+    const auto e = nlohmann::json::parse(f.fired[0].event);
+    CHECK(e["source"] == "aws.scheduler");
+    CHECK(e["detail-type"] == "Scheduled Event");
+    CHECK(e["resources"] == nlohmann::json::array(
+                                {"arn:aws:scheduler:us-east-1:123456789012:schedule/default/Hourly"}));
+    CHECK(e["detail"] == "{}");  // a string, as Scheduler sends it
+    CHECK(e["time"] == "2026-12-02T15:42:19Z");
+    const auto rule = nlohmann::json::parse(f.fired[1].event);
+    CHECK(rule["source"] == "aws.events");
+    CHECK(rule["detail"] == nlohmann::json::object());
+}

@@ -137,3 +137,75 @@ TEST_CASE("at in a time zone, including a time in the spring-forward gap", "[uni
     REQUIRE(gap);
     CHECK(*next_fire_ms(*gap.value, utc(2026, 1, 1)) == utc(2026, 3, 8, 7, 30));
 }
+
+namespace {
+
+// A TZif version 2 file with no transitions and `rule` as its footer: every offset then comes
+// from the POSIX TZ rule, as in a "slim" tz database.
+void write_rule_only_tzif(const std::filesystem::path& file, const std::string& rule,
+                          std::int32_t initial_offset_s) {
+    auto be32 = [](std::string& out, std::uint32_t v) {
+        for (int k = 3; k >= 0; --k) out.push_back(static_cast<char>((v >> (8 * k)) & 0xff));
+    };
+    auto block = [&](std::string& out) {
+        out += "TZif2";
+        out.append(15, '\0');
+        for (std::uint32_t c : {0u, 0u, 0u, 0u, 1u, 4u}) be32(out, c);  // one type, 4 chars
+    };
+    auto data = [&](std::string& out) {
+        be32(out, static_cast<std::uint32_t>(initial_offset_s));
+        out.push_back('\0');  // isdst
+        out.push_back('\0');  // designation index
+        out.append("STD", 4);
+    };
+    std::string b;
+    block(b);
+    data(b);
+    block(b);
+    data(b);
+    b += "\n" + rule + "\n";
+    std::filesystem::create_directories(file.parent_path());
+    std::ofstream(file, std::ios::binary) << b;
+}
+
+}  // namespace
+
+TEST_CASE("time zones: the POSIX TZ rule at the end of a TZif file", "[unit]") {
+    const auto dir = std::filesystem::temp_directory_path() / "coldbrew_tz_rules";
+    write_rule_only_tzif(dir / "Test" / "Eastern", "EST5EDT,M3.2.0,M11.1.0", -5 * 3600);
+    write_rule_only_tzif(dir / "Test" / "Sydney", "AEST-10AEDT,M10.1.0,M4.1.0/3", 10 * 3600);
+    write_rule_only_tzif(dir / "Test" / "Kolkata", "IST-5:30", 19800);
+    write_rule_only_tzif(dir / "Test" / "Angle", "<+0545>-5:45", 20700);
+    write_rule_only_tzif(dir / "Test" / "Julian", "XST3XDT,J60/0,J300/0", -3 * 3600);
+    write_rule_only_tzif(dir / "Test" / "Broken", "EST5EDT,M3.2", -5 * 3600);
+
+    auto load = [&](const std::string& n) {
+        auto z = load_time_zone(n, dir);
+        INFO(n << " → " << z.error);
+        REQUIRE(z);
+        return *z.zone;
+    };
+    const auto e = load("Test/Eastern");
+    CHECK(e.offset_s(utc_s(2031, 1, 15)) == -5 * 3600);
+    CHECK(e.offset_s(utc_s(2031, 7, 15)) == -4 * 3600);
+    // 2031: second Sunday of March is the 9th; 02:00 EST = 07:00Z.
+    CHECK(e.offset_s(utc_s(2031, 3, 9, 6, 59)) == -5 * 3600);
+    CHECK(e.offset_s(utc_s(2031, 3, 9, 7, 0)) == -4 * 3600);
+    // First Sunday of November 2031 is the 2nd; 02:00 EDT = 06:00Z.
+    CHECK(e.offset_s(utc_s(2031, 11, 2, 5, 59)) == -4 * 3600);
+    CHECK(e.offset_s(utc_s(2031, 11, 2, 6, 0)) == -5 * 3600);
+    const auto s = load("Test/Sydney");
+    CHECK(s.offset_s(utc_s(2031, 1, 1)) == 11 * 3600);
+    CHECK(s.offset_s(utc_s(2031, 6, 1)) == 10 * 3600);
+    CHECK(s.offset_s(utc_s(2031, 12, 31, 23)) == 11 * 3600);
+    CHECK(load("Test/Kolkata").offset_s(utc_s(2031, 6, 1)) == 19800);
+    CHECK(load("Test/Angle").offset_s(utc_s(2031, 6, 1)) == 20700);
+    const auto j = load("Test/Julian");
+    // J60 is March 1 in every year; 00:00 local standard time = 03:00Z.
+    CHECK(j.offset_s(utc_s(2032, 3, 1, 2, 59)) == -3 * 3600);
+    CHECK(j.offset_s(utc_s(2032, 3, 1, 3, 0)) == -2 * 3600);
+    CHECK(j.offset_s(utc_s(2031, 3, 1, 3, 0)) == -2 * 3600);
+    // A footer that does not parse leaves the file's own offsets.
+    CHECK(load("Test/Broken").offset_s(utc_s(2031, 7, 15)) == -5 * 3600);
+    std::filesystem::remove_all(dir);
+}
