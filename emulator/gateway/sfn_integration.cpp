@@ -99,7 +99,9 @@ struct request_view {
 
     const json& ev() {
         if (!event) {
-            const bool v1 = m.route->payload_format_version != "2.0";
+            // The payload format's names: REST's requestContext, or an HTTP API's 2.0 one
+            // (its parameter mapping speaks 2.0's names whatever the route's version).
+            const bool v1 = m.api->kind == config::api_kind::rest;
             event = json::parse(v1 ? build_event_v1(req, m, info) : build_event_v2(req, m, info),
                                 nullptr, false);
         }
