@@ -168,6 +168,9 @@ TEST_CASE("sfn integration: templates outside the subset are refused at start, b
              {R"~({"input":"$input.body.toUpperCase()"})~", ".toUpperCase"},
              {R"~({"input":"$input.json('$')"  ## note)~", "directive"},
              {R"~({"input":"$input.json('$)"})~", "unterminated"},
+             {R"~({"input":"$input.json('$.a[99999999999999999999999]')"})~", "9 digits"},
+             {R"~({"input":"$input.path('$.a[*]')"})~", "$input.path"},
+             {R"~({"input":"$input.json('a.b')"})~", "starts with $"},
          }) {
         CAPTURE(b.tmpl);
         const auto why = check_request_template(b.tmpl);
