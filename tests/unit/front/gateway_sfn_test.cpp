@@ -262,6 +262,15 @@ TEST_CASE("gateway sfn: the service's errors and unreadable requests", "[unit]")
     }
 }
 
+TEST_CASE("gateway sfn: the route's guards come first", "[unit]") {
+    fixture f;
+    f.stack.routes[0].api_key_required = true;  // REST: x-api-key must name a key of a plan
+    auto c = f.post_start();
+    REQUIRE(c->got);
+    CHECK(c->got->status == 403);
+    CHECK(f.starter.calls.empty());
+}
+
 TEST_CASE("gateway sfn: without a starter the route answers 500", "[unit]") {
     fixture f(false);
     auto c = f.post_start();

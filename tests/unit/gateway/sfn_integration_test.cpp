@@ -168,6 +168,9 @@ TEST_CASE("sfn integration: templates outside the subset are refused at start, b
              {R"~({"input":"$input.body.toUpperCase()"})~", ".toUpperCase"},
              {R"~({"input":"$input.json('$')"  ## note)~", "directive"},
              {R"~({"input":"$input.json('$)"})~", "unterminated"},
+             {R"~({"input":"$input.json('$.a[99999999999999999999999]')"})~", "9 digits"},
+             {R"~({"input":"$input.path('$.a[*]')"})~", "$input.path"},
+             {R"~({"input":"$input.json('a.b')"})~", "starts with $"},
          }) {
         CAPTURE(b.tmpl);
         const auto why = check_request_template(b.tmpl);
@@ -211,6 +214,16 @@ TEST_CASE("sfn integration: HTTP API request parameters", "[unit]") {
     CHECK(out["traceHeader"] == info().request_id);
     CHECK(!out.contains("region"));
 
+    SECTION("2.0's context names, whatever the route's payload format version") {
+        sfn_route c(http_api(), json{{"StateMachineArn", arn}, {"Name", "$context.http.method"},
+                                     {"Input", "$request.path.id"}}
+                                    .dump(), "/runs/{id}");
+        c.r.payload_format_version = "1.0";  // as the OpenAPI loader sets it
+        c.m.path_parameters = {{"id", "r-9"}};
+        auto o = json::parse(c.body(post("{}", {}, "/runs/r-9")));
+        CHECK(o["name"] == "POST");
+        CHECK(o["input"] == "r-9");
+    }
     SECTION("an absent source leaves the parameter out") {
         auto o = json::parse(s.body(post(R"~({"a":1})~")));
         CHECK(!o.contains("name"));
