@@ -52,12 +52,12 @@ std::optional<std::vector<path_step>> parse_json_path(std::string_view p, std::s
             if (inner.size() >= 2 && (inner.front() == '\'' || inner.front() == '"') &&
                 inner.back() == inner.front()) {
                 steps.push_back({std::string(inner.substr(1, inner.size() - 2)), std::nullopt});
-            } else if (!inner.empty() &&
+            } else if (!inner.empty() && inner.size() <= 9 &&
                        std::all_of(inner.begin(), inner.end(),
                                    [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
                 steps.push_back({{}, static_cast<std::size_t>(std::stoull(std::string(inner)))});
             } else {
-                return fail("only ['name'] and [index] are evaluated between brackets");
+                return fail("only ['name'] and [index] (up to 9 digits) are evaluated between brackets");
             }
             i = close + 1;
         } else {
@@ -99,7 +99,9 @@ struct request_view {
 
     const json& ev() {
         if (!event) {
-            const bool v1 = m.route->payload_format_version != "2.0";
+            // The payload format's names: REST's requestContext, or an HTTP API's 2.0 one
+            // (its parameter mapping speaks 2.0's names whatever the route's version).
+            const bool v1 = m.api->kind == config::api_kind::rest;
             event = json::parse(v1 ? build_event_v1(req, m, info) : build_event_v2(req, m, info),
                                 nullptr, false);
         }

