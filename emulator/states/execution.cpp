@@ -432,6 +432,7 @@ struct execution::impl {
                     finish_run(r, false, nullptr, f.error(), f.what());
                     return;
                 }
+                if (deps_.on_catch) deps_.on_catch(r->prefix + st.name, error);
                 leave(r, std::move(out), c.next);
                 return;
             }

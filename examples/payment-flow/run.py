@@ -3,8 +3,8 @@
 
 Starts the card processor (psp.py) and `coldbrew up` on this directory, installs a phantom
 rule on the state machine's Charge Task through the admin API (the charge function runs and
-charges, and its answer never reaches Step Functions, which sees Lambda.ServiceException and
-retries the Task), then sends the same payments through API Gateway → the Express state
+charges, and its answer never reaches Step Functions, which sees the Task time out
+(States.Timeout) and retries it), then sends the same payments through API Gateway → the Express state
 machine (StartSyncExecution) for the naive variant and the idempotent one, each facing the
 same fault decisions. Prints what each variant did, and `coldbrew sim` on the same topology
 (whatif.yaml) beside it.
@@ -240,7 +240,7 @@ def main():
         print(f"{variant:<12}{r['payments']:>9}{r['succeeded']:>5}{r['failed']:>8}{r['lost_answers']:>14}"
               f"{r['charges']:>9}{r['ledger']:>8}{r['double_charged']:>16}")
     print("\nlost answers: Charge attempts whose answer coldbrew dropped after the function ran "
-          "(each one retried by the\nretrier on Lambda.ServiceException).  failed: executions that ran "
+          "(each one retried by the\nretrier on States.Timeout).  failed: executions that ran "
           "out of retries (ChargeFailed).\ncharges: what the card processor charged.  ledger: "
           "lines written.")
 

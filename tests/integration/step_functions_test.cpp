@@ -246,6 +246,7 @@ TEST_CASE("step functions: a Catch handles the error once the retries are exhaus
     CHECK(events_of(h, "PassStateEntered").size() == 1);
     const auto c = cb.counters();
     CHECK(c["state_machines"]["StandardFlow"]["retries"] == 2);
+    CHECK(c["state_machines"]["StandardFlow"]["caught"] == 1);
     CHECK(c["requests"]["states"]["injected_fault"] == 3);
     CHECK(c["functions"]["Work"]["invocations"] == 0);
 }
