@@ -16,6 +16,7 @@ packages=(
   zlib1g-dev                                     # zipped size of deployment packages
   libssl-dev                                     # JWT authorizers: signatures, JWKS over https
   libarchive-dev                                 # layers given as .zip files
+  tzdata                                         # schedules' time zones (/usr/share/zoneinfo)
 )
 # Interpreters for the nodejs* and python3* shims: any version already on PATH will do.
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

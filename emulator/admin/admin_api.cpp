@@ -442,6 +442,7 @@ http::response get_counters(const admin_context& ctx) {
     out["requests"] = ctx.request_counters ? ctx.request_counters() : json::object();
     out["faults"] = std::move(fault_counts);
     out["functions"] = ctx.function_counters ? ctx.function_counters() : json::object();
+    if (ctx.state_machine_counters) out["state_machines"] = ctx.state_machine_counters();
     out["dependencies"] = ctx.proxy_counters ? ctx.proxy_counters() : json::object();
     return reply(200, out);
 }
@@ -493,6 +494,19 @@ http::response get_metrics(const admin_context& ctx) {
         m.standby_ready = count(f, "standby_ready");
     }
     if (ctx.proxy_counters) in.dependencies = ctx.proxy_counters();
+    const json machines = ctx.state_machine_counters ? ctx.state_machine_counters() : json::object();
+    for (const auto& [name, c] : machines.items()) {
+        auto& m = in.state_machines[name];
+        m.started = count(c, "started");
+        m.succeeded = count(c, "succeeded");
+        m.failed = count(c, "failed");
+        m.timed_out = count(c, "timed_out");
+        m.aborted = count(c, "aborted");
+        m.duplicate_starts = count(c, "duplicate_starts");
+        m.retries = count(c, "retries");
+        m.caught = count(c, "caught");
+        m.state_transitions = count(c, "state_transitions");
+    }
     http::response res;
     res.status = 200;
     res.set("Content-Type", std::string(telemetry::prometheus::content_type));

@@ -91,6 +91,9 @@ struct admin_context {
     // The request outcome counters, and how to zero them.
     std::function<nlohmann::json()> request_counters;   // {"gateway":{…},"invoke":{…}}
     std::function<nlohmann::json()> function_counters;  // {"<name>":{…}}
+    // {"<state machine>":{"started","succeeded","failed","timed_out","aborted",
+    //  "duplicate_starts","retries","caught","state_transitions"}}; may be empty.
+    std::function<nlohmann::json()> state_machine_counters;
     std::function<void()> reset_request_counters;
     // The dependency proxies' counters, {"<dependency>": {…}} (GET /proxies, and
     // "dependencies" in GET /counters); empty when the stack declares none.

@@ -3,7 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cstdio>
 #include <stdexcept>
+#include <variant>
 
 #include <nlohmann/json.hpp>
 
@@ -27,6 +29,178 @@ public:
 private:
     app& app_;
     functions::function_pool& pool_;
+};
+
+// The gateway's Step Functions integrations, started on the stack's service.
+class app::sfn_starter final : public front::state_machine_starter {
+public:
+    explicit sfn_starter(states::service& svc) : svc_(svc) {}
+    void start(const config::route& route, std::string input_json, std::string name,
+               std::string trace_header,
+               std::function<void(int status, std::string body_json)> done) override {
+        states::service::start_request req;
+        req.state_machine_arn = route.state_machine;
+        if (!name.empty()) req.name = std::move(name);
+        req.input = std::move(input_json);
+        req.trace_header = std::move(trace_header);
+        auto error = [](const states::api_error& e) {
+            return nlohmann::json{{"__type", e.type}, {"message", e.message}}.dump();
+        };
+        if (route.state_machine_action == config::route::sfn_action::start_sync_execution) {
+            svc_.start_sync_execution(req, [done = std::move(done), error](
+                                               std::variant<nlohmann::json, states::api_error> r) {
+                if (auto* e = std::get_if<states::api_error>(&r)) done(e->status, error(*e));
+                else done(200, std::get<nlohmann::json>(r).dump());
+            });
+            return;
+        }
+        auto r = svc_.start_execution(req);
+        if (auto* e = std::get_if<states::api_error>(&r)) {
+            done(e->status, error(*e));
+            return;
+        }
+        const auto& st = std::get<states::service::started>(r);
+        done(200, nlohmann::json{{"executionArn", st.execution_arn}, {"startDate", st.start_ms / 1000.0}}
+                      .dump());
+    }
+
+private:
+    states::service& svc_;
+};
+
+// Each execution's trace: a root span for the execution, one child span per state entered and
+// one per Task attempt under its state (retries are attempts of their own); the attempt's
+// invocation is the executor's request trace, whose parent is the attempt's span. Span ids are
+// draws keyed by the execution ARN and the history event that opens the span, so the
+// invocation's parent is known before the attempt ends. History times are the execution's
+// modeled wall clock; spans state them scaled to real time from the execution's start, as
+// the invocation spans beside them run (coldbrew.modeled_ms keeps the modeled duration).
+class app::execution_tracer {
+public:
+    execution_tracer(const coldbrew::clock& clock, const models::random_source& rng,
+                     telemetry::trace_sink& sink, double time_scale)
+        : clock_(clock), rng_(rng), sink_(sink), scale_(time_scale) {}
+
+    std::string trace_id(const std::string& arn) const {
+        auto id = models::random_hex(rng_, "sfn-trace-id", arn, 0, 32);
+        if (!telemetry::is_hex_id(id, 32)) id.back() = '1';
+        return id;
+    }
+    // The X-Amzn-Trace-Id of the current attempt of `e` (its latest scheduled Task).
+    std::string header_for(const states::execution& e) const {
+        const auto& h = e.history();
+        for (auto it = h.rbegin(); it != h.rend(); ++it)
+            if (it->type == "TaskScheduled" || it->type == "LambdaFunctionScheduled")
+                return "Root=" + telemetry::xray_root(trace_id(e.info().execution_arn)) +
+                       ";Parent=" + telemetry::draw_span_id(rng_, e.info().execution_arn,
+                                                            static_cast<std::uint64_t>(it->id)) +
+                       ";Sampled=1";
+        return {};
+    }
+    void started(const states::execution& e) {
+        const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::milliseconds(static_cast<std::int64_t>(clock_.epoch_ms())))
+                            .count();
+        start_ns_[e.info().execution_arn] = ns;
+    }
+    void ended(const states::execution& e) {
+        const auto& arn = e.info().execution_arn;
+        auto it = start_ns_.find(arn);
+        if (it == start_ns_.end()) return;
+        const std::int64_t base_ns = it->second;
+        start_ns_.erase(it);
+        const double t0 = e.start_ms();
+        auto at = [&](double ms) {
+            return base_ns + static_cast<std::int64_t>((ms - t0) * scale_ * 1e6);
+        };
+        const std::string tid = trace_id(arn);
+        std::vector<telemetry::span> spans;
+        telemetry::span root;
+        root.trace_id = tid;
+        root.span_id = telemetry::draw_span_id(rng_, arn, 0);
+        root.name = "Execution " + e.info().state_machine_name;
+        root.kind = telemetry::span_kind::server;
+        root.start_unix_nano = base_ns;
+        root.end_unix_nano = at(e.stop_ms().value_or(t0));
+        root.attributes = {{"aws.step_functions.execution_arn", arn},
+                           {"aws.step_functions.status", std::string(states::to_string(e.status()))},
+                           {"coldbrew.time_scale", scale_},
+                           {"coldbrew.modeled_ms", e.stop_ms().value_or(t0) - t0}};
+        if (!e.error().empty()) {
+            root.status = telemetry::status_code::error;
+            root.status_message = e.error();
+        }
+        spans.push_back(std::move(root));
+        struct open_span {
+            std::size_t index;
+            std::string name;
+        };
+        std::vector<open_span> states, attempts;
+        auto child = [&](std::string name, std::int64_t id, double ms, const std::string& parent) {
+            telemetry::span s;
+            s.trace_id = tid;
+            s.span_id = telemetry::draw_span_id(rng_, arn, static_cast<std::uint64_t>(id));
+            s.parent_span_id = parent;
+            s.name = std::move(name);
+            s.start_unix_nano = s.end_unix_nano = at(ms);
+            s.attributes.push_back({"coldbrew.modeled_start_ms", ms - t0});
+            spans.push_back(std::move(s));
+            return spans.size() - 1;
+        };
+        auto close = [&](std::size_t i, double ms) {
+            auto& s = spans[i];
+            s.end_unix_nano = at(ms);
+            double start_ms = 0;
+            for (const auto& a : s.attributes)
+                if (a.key == "coldbrew.modeled_start_ms") start_ms = std::get<double>(a.value);
+            s.attributes.push_back({"coldbrew.modeled_ms", ms - t0 - start_ms});
+        };
+        auto ends_with = [](const std::string& s, std::string_view suffix) {
+            return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+        };
+        for (const auto& ev : e.history()) {
+            if (ends_with(ev.type, "StateEntered")) {
+                const std::string name = ev.details.value("name", std::string());
+                const std::string parent =
+                    states.empty() ? spans[0].span_id : spans[states.back().index].span_id;
+                states.push_back({child("State " + name, ev.id, ev.timestamp_ms, parent), name});
+            } else if (ends_with(ev.type, "StateExited")) {
+                const std::string name = ev.details.value("name", std::string());
+                for (auto s = states.rbegin(); s != states.rend(); ++s)
+                    if (s->name == name) {
+                        close(s->index, ev.timestamp_ms);
+                        states.erase(std::next(s).base());
+                        break;
+                    }
+            } else if (ev.type == "TaskScheduled" || ev.type == "LambdaFunctionScheduled") {
+                const std::string parent =
+                    states.empty() ? spans[0].span_id : spans[states.back().index].span_id;
+                attempts.push_back({child("Task attempt", ev.id, ev.timestamp_ms, parent), ""});
+            } else if (!attempts.empty() &&
+                       (ends_with(ev.type, "Succeeded") || ends_with(ev.type, "Failed") ||
+                        ends_with(ev.type, "TimedOut")) &&
+                       (ev.type.rfind("Task", 0) == 0 || ev.type.rfind("LambdaFunction", 0) == 0)) {
+                auto& s = spans[attempts.back().index];
+                if (!ends_with(ev.type, "Succeeded")) {
+                    s.status = telemetry::status_code::error;
+                    s.status_message = ev.details.value("error", std::string());
+                }
+                close(attempts.back().index, ev.timestamp_ms);
+                attempts.pop_back();
+            }
+        }
+        // What never ended (an aborted execution) ends with it.
+        for (auto& s : spans)
+            if (s.end_unix_nano < s.start_unix_nano) s.end_unix_nano = s.start_unix_nano;
+        sink_.write(std::move(spans));
+    }
+
+private:
+    const coldbrew::clock& clock_;
+    const models::random_source& rng_;
+    telemetry::trace_sink& sink_;
+    double scale_;
+    std::map<std::string, std::int64_t> start_ns_;
 };
 
 app::app(const config::stack& stack, app_dependencies deps)
@@ -104,6 +278,68 @@ app::app(const config::stack& stack, app_dependencies deps)
             events_->enqueue(function, id, std::move(payload));
         });
 
+    if (!stack_.state_machines.empty()) {
+        if (deps_.traces)
+            tracer_ = std::make_unique<execution_tracer>(*deps_.clock, *deps_.rng, *deps_.traces,
+                                                         deps_.scheduler->scale());
+        front::states_task_deps td;
+        td.stack = &stack_;
+        td.ex = executor_.get();
+        td.clock = deps_.clock;
+        td.rng = deps_.rng;
+        td.scheduler = deps_.scheduler;
+        td.find = [this](std::string_view name) { return find_target(name, false); };
+        td.enqueue = [this](const std::string& function, const std::string& id, std::string payload) {
+            events_->enqueue(function, id, std::move(payload));
+        };
+        if (tracer_)
+            td.trace_header = [this](const states::task_call& call) {
+                const auto* e = sfn_ ? sfn_->find_execution(call.execution_arn) : nullptr;
+                return e ? tracer_->header_for(*e) : std::string();
+            };
+        tasks_ = std::make_unique<front::states_task_runner>(std::move(td));
+        states::service_deps sd;
+        sd.clock = deps_.clock;
+        sd.scheduler = deps_.scheduler;
+        sd.rng = deps_.rng;
+        sd.tasks = tasks_.get();
+        sd.on_start = [this](const states::execution& e) { execution_started(e); };
+        sd.on_end = [this](const states::execution& e) { execution_ended(e); };
+        // Every definition is parsed here: a bad one is a config error before anything listens.
+        sfn_ = std::make_unique<states::service>(stack_, std::move(sd));
+        sfn_front_ = std::make_unique<front::sfn_front>(*sfn_, *deps_.rng);
+        starter_ = std::make_unique<sfn_starter>(*sfn_);
+        gateway_->set_state_machine_starter(starter_.get());
+    }
+    if (!stack_.schedules.empty()) {
+        schedules::runner_options so;
+        so.rng = deps_.rng;
+        so.region = stack_.settings.region;
+        so.account_id = stack_.settings.account_id;
+        schedules_ = std::make_unique<schedules::schedule_runner>(
+            *deps_.scheduler, *deps_.clock, stack_.schedules,
+            [this](const config::schedule& sc, std::string event) {
+                if (shutting_down_) return;
+                if (!sc.state_machine.empty()) {
+                    if (!sfn_) return;
+                    states::service::start_request req;
+                    req.state_machine_arn = sc.state_machine;
+                    req.input = std::move(event);
+                    auto r = sfn_->start_execution(req);
+                    if (auto* e = std::get_if<states::api_error>(&r))
+                        spdlog::warn("schedule {}: StartExecution of {} failed: {}: {}", sc.name,
+                                     sc.state_machine, e->type, e->message);
+                    return;
+                }
+                // EventBridge invokes its targets asynchronously (Event): the event queue
+                // retries as Lambda's asynchronous invocation does.
+                const auto id = models::uuid_v4(*deps_.rng, "schedule-request-id", sc.name,
+                                                schedule_fired_++);
+                events_->enqueue(sc.function, id, std::move(event));
+            },
+            std::move(so));
+    }
+
     admin_ctx_.faults = deps_.faults;
     admin_ctx_.registry = deps_.fault_registry;
     admin_ctx_.configured_rules = &deps_.configured_rules;
@@ -112,8 +348,10 @@ app::app(const config::stack& stack, app_dependencies deps)
     admin_ctx_.rule_warnings = [this](const mf::rule& r) { return config::rule_warnings(stack_, r); };
     admin_ctx_.now_ms = [this] { return deps_.scheduler->now_ms(); };
     admin_ctx_.request_counters = [this] {
-        return nlohmann::json{{"gateway", gateway_outcomes().to_json()},
-                              {"invoke", invoke_outcomes().to_json()}};
+        auto out = nlohmann::json{{"gateway", gateway_outcomes().to_json()},
+                                  {"invoke", invoke_outcomes().to_json()}};
+        if (sfn_) out["states"] = states_outcomes().to_json();
+        return out;
     };
     admin_ctx_.function_counters = [this] {
         auto out = nlohmann::json::object();
@@ -132,6 +370,18 @@ app::app(const config::stack& stack, app_dependencies deps)
         return out;
     };
     admin_ctx_.reset_request_counters = [this] { reset_counters(); };
+    if (sfn_)
+        admin_ctx_.state_machine_counters = [this] {
+            auto out = nlohmann::json::object();
+            for (const auto& [name, st] : sfn_->stats())
+                out[name] = {{"started", st.started},   {"succeeded", st.succeeded},
+                             {"failed", st.failed},     {"timed_out", st.timed_out},
+                             {"aborted", st.aborted},   {"duplicate_starts", st.duplicate_starts},
+                             {"retries", st.retries},   {"caught", st.caught},
+                             {"state_transitions", st.state_transitions},
+                             {"running", sfn_->running()}};
+            return out;
+        };
     if (proxies_) admin_ctx_.proxy_counters = [this] { return proxies_->to_json(); };
     admin_ctx_.request_stats = request_stats_.get();
 }
@@ -161,11 +411,20 @@ bool app::code_changed(const std::string& function, const std::filesystem::path&
 
 app::~app() {
     draining_ = false;  // invocations the pools fail from here on start no drain timer
+    if (schedules_) schedules_->stop();
+    if (sfn_server_) sfn_server_->close();
+    if (sfn_) sfn_->stop_all();
     if (gateway_server_) gateway_server_->close();
     if (invoke_server_) invoke_server_->close();
     if (admin_server_) admin_server_->close();
     executor_->abandon_held();
     drain_timer_.reset();
+    schedules_.reset();
+    sfn_server_.reset();
+    starter_.reset();
+    sfn_front_.reset();
+    sfn_.reset();
+    tasks_.reset();
     events_.reset();
     pools_.clear();
 }
@@ -191,6 +450,7 @@ void draw_api_keys(config::stack& stack, const models::random_source& rng) {
 
 void app::reset_counters() {
     gateway_->reset_access();
+    if (sfn_) sfn_->reset_counters();
     executor_->reset_counters();
     request_stats_->reset();
     for (auto& [_, p] : pools_) p->reset_stats();
@@ -205,6 +465,47 @@ const admin::request_outcomes& app::gateway_outcomes() const noexcept {
 const admin::request_outcomes& app::invoke_outcomes() const noexcept {
     return executor_->outcomes(mf::front::invoke);
 }
+
+const admin::request_outcomes& app::states_outcomes() const noexcept {
+    return executor_->outcomes(mf::front::states);
+}
+
+void app::execution_started(const states::execution& e) {
+    const auto& i = e.info();
+    // Beside Lambda's START line, under the state machine's name.
+    deps_.logs->write(i.state_machine_name, "START Execution " + i.execution_arn + " " +
+                                                i.state_machine_name);
+    if (tracer_) tracer_->started(e);
+}
+
+void app::execution_ended(const states::execution& e) {
+    const auto& i = e.info();
+    const double ms = e.stop_ms().value_or(e.start_ms()) - e.start_ms();
+    char dur[32];
+    std::snprintf(dur, sizeof(dur), "%.0f ms", ms);
+    std::string line = "END Execution " + i.execution_arn + " " +
+                       std::string(states::to_string(e.status())) + " " + dur;
+    if (!e.error().empty()) line += " " + e.error();
+    deps_.logs->write(i.state_machine_name, line);
+    if (tracer_) tracer_->ended(e);
+}
+
+std::error_code app::start_sfn() {
+    if (sfn_) {
+        sfn_server_ = make_server(front::gateway_max_payload_bytes, sfn_front_->parse_failure_answer(),
+                                  [this](http::request req, http::responder respond) {
+                                      sfn_front_->handle(std::move(req), std::move(respond));
+                                  });
+        if (auto ec = sfn_server_->listen(stack_.settings.host, stack_.settings.sfn_port)) return ec;
+        const std::string host =
+            stack_.settings.host == "0.0.0.0" ? "127.0.0.1" : stack_.settings.host;
+        pool_ctx_.sfn_endpoint = "http://" + host + ":" + std::to_string(sfn_server_->port());
+    }
+    if (schedules_) schedules_->start();
+    return {};
+}
+
+int app::sfn_port() const { return sfn_server_ ? sfn_server_->port() : 0; }
 
 std::error_code app::start_dependencies(std::string& failed) {
     if (!proxies_) return {};
@@ -328,6 +629,7 @@ void app::close_front_ends() {
     if (gateway_server_) gateway_server_->close();
     if (invoke_server_) invoke_server_->close();
     if (admin_server_) admin_server_->close();
+    if (sfn_server_) sfn_server_->close();
     if (proxies_) proxies_->close();
 }
 
@@ -344,6 +646,11 @@ void app::shutdown(std::uint64_t drain_ms, std::function<void()> done) {
     }
     shutting_down_ = true;
     on_shutdown_done_ = std::move(done);
+    // No schedule fires and no execution goes on from here: a stopped execution's Tasks are
+    // cancelled, and a caller waiting on StartSyncExecution gets its ABORTED answer.
+    if (schedules_) schedules_->stop();
+    if (sfn_server_) sfn_server_->stop_accepting();
+    if (sfn_) sfn_->stop_all();
     executor_->stop();
     if (gateway_server_) gateway_server_->stop_accepting();
     if (invoke_server_) invoke_server_->stop_accepting();

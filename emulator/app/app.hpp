@@ -17,6 +17,10 @@
 #include "emulator/front/executor.hpp"
 #include "emulator/front/gateway_front.hpp"
 #include "emulator/front/invoke_front.hpp"
+#include "emulator/front/sfn_front.hpp"
+#include "emulator/front/states_task.hpp"
+#include "emulator/schedules/schedules.hpp"
+#include "emulator/states/service.hpp"
 #include "emulator/scheduler/scheduler.hpp"
 #include "emulator/functions/function_model.hpp"
 #include "emulator/functions/function_pool.hpp"
@@ -86,6 +90,17 @@ public:
     // Requires deps.faults.
     std::error_code start_admin();
     int admin_port() const;
+    // Opens the Step Functions API on settings.host:settings.sfn_port (0 picks a free port)
+    // when the stack has state machines (else does nothing), and starts firing the stack's
+    // schedules. Call before start_provisioned, so every environment gets
+    // AWS_ENDPOINT_URL_SFN.
+    std::error_code start_sfn();
+    int sfn_port() const;  // 0 when not listening
+    // The stack's Step Functions service (every state machine parsed when the app was built:
+    // a bad definition threw config::config_error there). Null when the stack has none.
+    const states::service* step_functions() const noexcept { return sfn_.get(); }
+    // The schedules' firings (statuses in template order); null when the stack has none.
+    const schedules::schedule_runner* schedules() const noexcept { return schedules_.get(); }
     // Opens every dependency proxy's shared listener (coldbrew.yaml `dependencies:`); on an
     // error `failed` names the dependency. Call before start_provisioned, so provisioned
     // environments get their proxies too.
@@ -123,6 +138,8 @@ public:
     // How requests ended, per front end.
     const admin::request_outcomes& gateway_outcomes() const noexcept;
     const admin::request_outcomes& invoke_outcomes() const noexcept;
+    // A state machine's Task invocations (the executor's "states" front).
+    const admin::request_outcomes& states_outcomes() const noexcept;
     // Every gateway and Invoke API request's record (status, latency, outcome, cold start),
     // and the Init Duration of every cold start: GET /metrics and the run summary.
     const telemetry::request_stats& requests() const noexcept { return *request_stats_; }
@@ -132,6 +149,10 @@ public:
 
 private:
     class pool_target;
+    class sfn_starter;
+    class execution_tracer;
+    void execution_started(const states::execution& e);
+    void execution_ended(const states::execution& e);
     std::unique_ptr<http::server> make_server(std::size_t body_limit,
                                               std::function<http::response(http::parse_failure)> bad,
                                               http::server::handler handle);
@@ -163,6 +184,15 @@ private:
     std::unique_ptr<http::server> invoke_server_;
     std::unique_ptr<http::server> admin_server_;
     std::unique_ptr<invoke::event_queue> events_;
+    // Step Functions, after the executor and the event queue they use (and destroyed first).
+    std::unique_ptr<execution_tracer> tracer_;
+    std::unique_ptr<front::states_task_runner> tasks_;
+    std::unique_ptr<states::service> sfn_;
+    std::unique_ptr<front::sfn_front> sfn_front_;
+    std::unique_ptr<sfn_starter> starter_;
+    std::unique_ptr<http::server> sfn_server_;
+    std::unique_ptr<schedules::schedule_runner> schedules_;
+    std::uint64_t schedule_fired_ = 0;
     std::size_t in_flight_ = 0;
     sched::timer_ptr drain_timer_;
     std::function<void()> on_shutdown_done_;

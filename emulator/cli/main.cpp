@@ -30,8 +30,10 @@
 #include "emulator/functions/function_model.hpp"
 #include "emulator/functions/launcher.hpp"
 #include "emulator/functions/service_errors.hpp"
+#include "emulator/gateway/sfn_integration.hpp"
 #include "emulator/report/report_command.hpp"
 #include "emulator/scheduler/scheduler.hpp"
+#include "emulator/states/definition.hpp"
 #include "emulator/sim_cli/sim_command.hpp"
 #include "emulator/supervisor/cgroup.hpp"
 #include "emulator/supervisor/reaper.hpp"
@@ -168,6 +170,38 @@ void parse_parameter_overrides(const std::string& arg, std::map<std::string, std
     }
 }
 
+// Checks every state machine's definition (a bad one stops the start at its key, as the
+// service would) and names each Task that runs something other than one of the stack's
+// functions in the Not emulated block: such a Task fails with States.TaskFailed
+// (emulator/front/states_task.hpp).
+void note_unemulated_tasks(config::stack& stack) {
+    for (const auto& m : stack.state_machines) {
+        std::shared_ptr<const states::machine> parsed;
+        try {
+            parsed = states::parse_definition(m.definition);
+        } catch (const states::definition_error& e) {
+            std::string key = m.definition_key;
+            if (!e.path().empty()) key += (key.empty() ? "" : ".") + e.path();
+            throw config::config_error(m.where, key, e.what());
+        }
+        for (const auto& t : states::task_states(*parsed)) {
+            using kind = states::task_resource::kind;
+            const auto what = t.task->target.what;
+            if (what == kind::lambda_invoke || what == kind::lambda_arn) continue;
+            config::not_emulated n;
+            n.kind = "resource";
+            n.what = "Task " + t.path + " of state machine " + m.name + " (" + t.task->resource + ")";
+            n.where = m.where;
+            n.meaning = what == kind::activity
+                            ? "activities are not emulated: the state fails with States.TaskFailed"
+                            : "only the stack's Lambda functions run as Tasks: the state fails "
+                              "with States.TaskFailed";
+            n.fix = "call the service from a function Task, or Catch States.TaskFailed";
+            config::detail::add_entry(stack.ignored, std::move(n));
+        }
+    }
+}
+
 struct load_flags {
     std::string path = ".";
     std::vector<std::string> parameter_overrides;
@@ -176,6 +210,7 @@ struct load_flags {
     std::string decision_log;
     std::optional<int> invoke_port;
     std::optional<int> admin_port;
+    std::optional<int> sfn_port;
     bool realistic_sla = false;
     std::string standby;  // `up --standby N|auto`: every function's standby environments
     std::string env_vars;  // SAM CLI's --env-vars file (config/env_files.hpp)
@@ -197,9 +232,7 @@ config::stack load(const load_flags& f,
     // Runtime lifecycles are judged on today's date, as AWS judges a deploy.
     o.today = std::chrono::year_month_day{std::chrono::floor<std::chrono::days>(clock.wall())};
     auto stack = config::load_stack(f.path, o);
-    // State machines are read and listed; until executions run, what they would serve is
-    // named as not emulated rather than routed.
-    config::detail::hold_step_functions(stack);
+    note_unemulated_tasks(stack);
     // After coldbrew.yaml: the command line wins over the files beside the app.
     if (!f.env_vars.empty()) config::apply_env_vars(config::read_env_vars(f.env_vars), stack);
     // Built before the interpreters are resolved and the models measure the code: both see
@@ -218,6 +251,7 @@ config::stack load(const load_flags& f,
     if (f.time_scale) stack.settings.time_scale = *f.time_scale;
     if (f.invoke_port) stack.settings.invoke_port = *f.invoke_port;
     if (f.admin_port) stack.settings.admin_port = *f.admin_port;
+    if (f.sfn_port) stack.settings.sfn_port = *f.sfn_port;
     if (!f.decision_log.empty())
         stack.settings.decision_log = std::filesystem::absolute(f.decision_log);
     if (f.watch) stack.settings.watch = true;
@@ -226,6 +260,8 @@ config::stack load(const load_flags& f,
             fn.standby_auto = f.standby == "auto";
             fn.standby = fn.standby_auto ? 1 : std::stoul(f.standby);
         }
+    // A Step Functions route's request template must be one the gateway evaluates.
+    gateway::check_state_machine_routes(stack);
     return stack;
 }
 
@@ -426,10 +462,18 @@ void print_stack(const config::stack& s, std::ostream& out, const std::string& b
     }
     if (!s.state_machines.empty()) out << "State machines:\n";
     for (const auto& m : s.state_machines) {
+        const auto states_it = m.definition.find("States");
+        const std::size_t n_states =
+            states_it != m.definition.end() && states_it->is_object() ? states_it->size() : 0;
         out << "  " << m.name << "  " << m.state_machine_name << "  "
             << (m.type == config::state_machine::kind::express ? "EXPRESS" : "STANDARD") << "  "
-            << (m.definition_key.ends_with("DefinitionUri") ? m.where.file : m.definition_key)
-            << "\n";
+            << n_states << (n_states == 1 ? " state  " : " states  ")
+            << (m.definition_key.ends_with("DefinitionUri") ? m.where.file : m.definition_key);
+        std::string scheds;
+        for (const auto& sc : s.schedules)
+            if (sc.state_machine == m.name) scheds += (scheds.empty() ? "" : ", ") + sc.name;
+        if (!scheds.empty()) out << "  schedules " << scheds;
+        out << "\n";
     }
     if (!s.schedules.empty()) out << "Schedules:\n";
     for (const auto& sc : s.schedules) {
@@ -825,6 +869,11 @@ int run_up(const load_flags& lf, int port, const std::string& host,
                      aec.message().c_str());
         return 1;
     }
+    if (auto sec = application->start_sfn()) {
+        std::fprintf(stderr, "coldbrew: cannot listen on %s:%d (Step Functions API): %s\n",
+                     stack.settings.host.c_str(), stack.settings.sfn_port, sec.message().c_str());
+        return 1;
+    }
     {
         std::string failed;
         if (auto dec = application->start_dependencies(failed)) {
@@ -877,6 +926,9 @@ int run_up(const load_flags& lf, int port, const std::string& host,
                 application->invoke_port());
     std::printf("coldbrew up: admin API listening on http://%s:%d\n", stack.settings.host.c_str(),
                 application->admin_port());
+    if (application->sfn_port())
+        std::printf("coldbrew up: Step Functions API listening on http://%s:%d\n",
+                    stack.settings.host.c_str(), application->sfn_port());
     if (const auto* deps = application->dependencies()) {
         for (const auto& p : deps->proxies()) {
             const auto& d = p->config();
@@ -939,6 +991,19 @@ int run_up(const load_flags& lf, int port, const std::string& host,
                     static_cast<unsigned long long>(st.failed),
                     static_cast<unsigned long long>(st.retried));
     }
+    if (const auto* sfn = application->step_functions())
+        for (const auto& [name, st] : sfn->stats())
+            std::printf("coldbrew: state machine %s: %llu executions, %llu succeeded, %llu failed, "
+                        "%llu timed out, %llu aborted, %llu retries, %llu caught, "
+                        "%llu duplicate starts\n",
+                        name.c_str(), static_cast<unsigned long long>(st.started),
+                        static_cast<unsigned long long>(st.succeeded),
+                        static_cast<unsigned long long>(st.failed),
+                        static_cast<unsigned long long>(st.timed_out),
+                        static_cast<unsigned long long>(st.aborted),
+                        static_cast<unsigned long long>(st.retries),
+                        static_cast<unsigned long long>(st.caught),
+                        static_cast<unsigned long long>(st.duplicate_starts));
     {
         // Requests, latency, codes, outcomes, faults and cold starts since the start (or the
         // last counter reset); the shutdown has recorded every request it ended.
@@ -1116,6 +1181,10 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(0, 65535));
     up->add_option("--admin-port", lf.admin_port,
                    "Admin API port: fault rules, seed, counters (default 3002; 0 picks a free one)")
+        ->check(CLI::Range(0, 65535));
+    up->add_option("--sfn-port", lf.sfn_port,
+                   "Step Functions API port, when the stack has state machines (default 3003; "
+                   "0 picks a free one)")
         ->check(CLI::Range(0, 65535));
     up->add_option("--standby", lf.standby,
                    "Standby execution environments per function: processes started ahead, with "

@@ -245,41 +245,6 @@ not_emulated event_entry(const std::string& type, const std::string& name,
     return make("event", what, where, "nothing triggers " + function + " " + from, fix);
 }
 
-void hold_step_functions(stack& s) {
-    for (const auto& m : s.state_machines) {
-        add_entry(s.ignored,
-                     make("resource", "state machine " + m.name, m.where,
-                          "its definition is read but nothing runs its executions yet; its "
-                          "functions are still served on their own events and through "
-                          "`coldbrew invoke`",
-                          "invoke each step with `coldbrew invoke <Function> -e event.json`"));
-    }
-    std::vector<route> kept;
-    for (auto& r : s.routes) {
-        if (r.state_machine.empty()) {
-            kept.push_back(std::move(r));
-            continue;
-        }
-        add_entry(s.ignored,
-                     make("event", "route " + r.method + " " + r.path + " of state machine " +
-                                       r.state_machine,
-                          r.where, "the gateway does not serve it: nothing would start the execution",
-                          "invoke the state machine's first function with `coldbrew invoke`"));
-    }
-    s.routes = std::move(kept);
-    for (const auto& sc : s.schedules) {
-        const std::string target =
-            sc.state_machine.empty() ? sc.function : "state machine " + sc.state_machine;
-        add_entry(s.ignored,
-                     make("event", "schedule " + sc.name + " (" + sc.expression + ") of " + target,
-                          sc.where, sc.enabled ? "it does not fire" : "disabled; enabled, it would not fire either",
-                          sc.state_machine.empty()
-                              ? "invoke the function with `coldbrew invoke " + sc.function +
-                                    invoke_fix_tail
-                              : "invoke the state machine's first function with `coldbrew invoke`"));
-    }
-}
-
 bool plugin_entry(const std::string& name, const source_location& where, not_emulated& out) {
     if (name == "serverless-offline" || name == "serverless-esbuild" ||
         name == "serverless-step-functions")

@@ -29,12 +29,6 @@ std::string format_not_emulated(const std::vector<not_emulated>& items,
 
 namespace detail {
 
-// State machines, their routes and schedules are loaded and listed, but the live emulator does
-// not run executions or fire schedules yet: each is named in stack::ignored, and the routes
-// that would start an execution are taken out of the stack's routes (the gateway answers them
-// as it answers any path it does not serve), so nothing looks served that is not.
-void hold_step_functions(stack& s);
-
 // A CloudFormation or SAM resource of `type` that coldbrew does not act on, named by its
 // logical id. The loaders never pass the types they read (functions, APIs, state machines, layers, API keys,
 // usage plans). Unknown types get a generic meaning: nothing creates them locally.

@@ -1533,6 +1533,15 @@ void sam_loader::read_state_machine_events(const state_machine& m, const ynode& 
         r.path = expect_string(*path, "Path");
         check_route_path(*path, r.path, api_kind::rest);
         r.method = read_method(*method);
+        // UnescapeMappingTemplate: SAM's second template, which turns escapeJavaScript's \'
+        // back into ' so that a body holding one stays JSON (samtranslator/model/stepfunctions/
+        // events.py, Api._generate_request_template_unescaped).
+        if (const ynode* u = props.find("UnescapeMappingTemplate");
+            u && read_bool(*u, "UnescapeMappingTemplate")) {
+            r.state_machine_request_template =
+                R"~({"input": "$util.escapeJavaScript($input.json('$')).replaceAll("\\'","'")", )~"
+                R"~("stateMachineArn": ")~" + detail::state_machine_arn_of(m, out_.settings) + "\"}";
+        }
         add_route(out_.routes, std::move(r), api_kind::rest, ev.value);
         if (const ynode* auth = props.find("Auth")) {
             const ynode v = resolver_->resolve(*auth);
@@ -1556,6 +1565,7 @@ void sam_loader::read_schedule_event(const ymember& ev, const std::string& type,
     s.name = ev.key;
     s.function = fn;
     s.state_machine = machine;
+    s.scheduler = v2;
     s.where = ev.key_where;
     const char* expr_key = v2 ? "ScheduleExpression" : "Schedule";
     auto expr = value(props, expr_key);
@@ -1572,8 +1582,10 @@ void sam_loader::read_schedule_event(const ymember& ev, const std::string& type,
                     "one-time at() schedules are ScheduleV2 (EventBridge Scheduler)");
     }
     if (v2) {
-        if (auto tz = value(props, "ScheduleExpressionTimezone"))
+        if (auto tz = value(props, "ScheduleExpressionTimezone")) {
             s.timezone = expect_string(*tz, "ScheduleExpressionTimezone");
+            check_schedule_timezone(s.timezone, *tz);
+        }
     }
     auto enabled = v2 ? std::nullopt : value(props, "Enabled");
     auto state = value(props, "State");

@@ -1615,11 +1615,13 @@ void serverless_loader::read_schedule(const ymember& m, const std::string& fn,
         if (const ynode* n = spec.find("name"); n && n->is_scalar()) name = n->text;
         const ynode* method = spec.find("method");
         const bool scheduler = method && method->is_scalar() && method->text == "scheduler";
+        base.scheduler = scheduler;
         if (const ynode* tz = spec.find("timezone"); tz && !tz->is_null()) {
             // compileScheduledEvents.js: "timezone" is only supported with method: scheduler.
             if (!scheduler)
                 fail(*tz, owner + ": a schedule's timezone needs `method: scheduler`");
             base.timezone = expect_string(*tz, "timezone");
+            check_schedule_timezone(base.timezone, *tz);
         }
         if (const ynode* in = spec.find("input"); in && !in->is_null()) {
             if (in->is_scalar()) {

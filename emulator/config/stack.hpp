@@ -426,6 +426,9 @@ struct schedule {
     std::string timezone;    // ScheduleV2 ScheduleExpressionTimezone; "" = UTC
     bool enabled = true;     // Enabled / State: DISABLED → false
     std::string input;       // JSON text handed to the target; "" = the Scheduled Event
+    // An EventBridge Scheduler schedule (SAM ScheduleV2, serverless `method: scheduler`)
+    // rather than an EventBridge rule: its default event differs (emulator/schedules).
+    bool scheduler = false;
     std::string function;        // function::name fired, or
     std::string state_machine;   // state_machine::name whose execution starts
     source_location where;
@@ -433,8 +436,8 @@ struct schedule {
 
 // A Step Functions state machine (AWS::Serverless::StateMachine,
 // AWS::StepFunctions::StateMachine, serverless-step-functions `stepFunctions.stateMachines`).
-// The definition is kept as JSON with substitutions applied; it is checked to be an object
-// and is not interpreted yet (config::detail::hold_step_functions names what that leaves out).
+// The definition is kept as JSON with substitutions applied; emulator/states/ parses and
+// checks it (states::parse_definition) before anything starts.
 struct state_machine {
     std::string name;               // logical id (SAM/CFN) or the plugin's key
     std::string state_machine_name; // deployed name: StateMachineName / `name`, else the id

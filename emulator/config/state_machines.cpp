@@ -1,5 +1,7 @@
 #include "emulator/config/state_machines.hpp"
 
+#include "emulator/schedules/schedules.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <fstream>
@@ -86,11 +88,6 @@ void walk_states(const nlohmann::json& states, state_machine& m,
                  const std::vector<function>& functions) {
     if (!states.is_object()) return;
     for (const auto& [name, st] : states.items()) walk_state(st, m, functions);
-}
-
-bool all_digits(std::string_view s) {
-    return !s.empty() && std::all_of(s.begin(), s.end(),
-                                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
 }
 
 }  // namespace
@@ -197,51 +194,12 @@ void collect_function_arns(state_machine& m, const std::vector<function>& functi
 }
 
 void check_schedule_expression(const std::string& e, const ynode& at) {
-    auto inner = [&](std::string_view prefix) -> std::optional<std::string> {
-        if (e.size() > prefix.size() + 1 && e.rfind(prefix, 0) == 0 && e.back() == ')')
-            return e.substr(prefix.size(), e.size() - prefix.size() - 1);
-        return std::nullopt;
-    };
-    if (auto r = inner("rate(")) {
-        std::istringstream in(*r);
-        std::string n, unit, rest;
-        in >> n >> unit >> rest;
-        static const std::vector<std::string> units = {"minute", "hour", "day"};
-        const std::string singular =
-            unit.size() > 1 && unit.back() == 's' ? unit.substr(0, unit.size() - 1) : unit;
-        if (!all_digits(n) || n.size() > 9 || std::stol(n) == 0 || !rest.empty() ||
-            std::find(units.begin(), units.end(), singular) == units.end()) {
-            fail(at, "schedule expression '" + e +
-                         "': a rate is rate(<positive number> minute|minutes|hour|hours|day|days)");
-        }
-        // EventBridge: a value of 1 takes the singular unit, any other the plural.
-        if ((n == "1") != (singular == unit)) {
-            fail(at, "schedule expression '" + e + "': use '" + n + " " +
-                         (n == "1" ? singular : singular + "s") + "'");
-        }
-        return;
-    }
-    if (auto c = inner("cron(")) {
-        std::istringstream in(*c);
-        std::size_t fields = 0;
-        for (std::string f; in >> f;) ++fields;
-        if (fields != 6) {
-            fail(at, "schedule expression '" + e + "': a cron expression has 6 fields (minutes "
-                     "hours day-of-month month day-of-week year), got " + std::to_string(fields));
-        }
-        return;
-    }
-    if (auto a = inner("at(")) {
-        const std::string& t = *a;
-        const bool shaped = t.size() == 19 && t[4] == '-' && t[7] == '-' && t[10] == 'T' &&
-                            t[13] == ':' && t[16] == ':' && all_digits(t.substr(0, 4)) &&
-                            all_digits(t.substr(5, 2)) && all_digits(t.substr(8, 2)) &&
-                            all_digits(t.substr(11, 2)) && all_digits(t.substr(14, 2)) &&
-                            all_digits(t.substr(17, 2));
-        if (!shaped) fail(at, "schedule expression '" + e + "': at() takes yyyy-mm-ddThh:mm:ss");
-        return;
-    }
-    fail(at, "schedule expression '" + e + "' is not rate(…), cron(…) or at(…)");
+    // The runner's own parser, so what loads is what fires (emulator/schedules).
+    if (auto r = schedules::parse_schedule(e); !r) fail(at, r.error);
+}
+
+void check_schedule_timezone(const std::string& timezone, const ynode& at) {
+    if (auto z = schedules::load_time_zone(timezone); !z) fail(at, z.error);
 }
 
 }  // namespace coldbrew::config::detail

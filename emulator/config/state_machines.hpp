@@ -1,7 +1,7 @@
 #pragma once
 // Private to emulator/config: the parts of loading a state machine or a schedule that the SAM
 // and serverless loaders share. The definition itself is not checked here beyond being a JSON
-// object (nothing interprets it yet); what is done here is what needs the template: its text
+// object (emulator/states parses it); what is done here is what needs the template: its text
 // turned into JSON, DefinitionSubstitutions applied, the Task resources that name this stack's
 // functions recorded, and a schedule expression's shape checked.
 
@@ -58,7 +58,13 @@ void collect_function_arns(state_machine& m, const std::vector<function>& functi
 
 // "rate(<n> <unit>)" (unit minute(s)/hour(s)/day(s), singular for 1), "cron(<6 fields>)" or
 // "at(yyyy-mm-ddThh:mm:ss)" (EventBridge Scheduler's one-time form; EventBridge user guide,
-// "Schedule types on EventBridge Scheduler"). Fails at `at` otherwise.
+// "Schedule types on EventBridge Scheduler"), checked field by field as
+// schedules::parse_schedule reads them (emulator/schedules/schedules.hpp). Fails at `at`
+// otherwise, with what is wrong.
 void check_schedule_expression(const std::string& expression, const ynode& at);
+
+// A ScheduleExpressionTimezone / `timezone`: "" or a zone of the system's tz database
+// (schedules::load_time_zone). Fails at `at` for an unknown zone.
+void check_schedule_timezone(const std::string& timezone, const ynode& at);
 
 }  // namespace coldbrew::config::detail

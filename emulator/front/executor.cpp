@@ -18,12 +18,14 @@ struct executor_state {
     executor_deps deps;
     std::list<std::shared_ptr<request>> held;
     admin::request_outcomes gateway, invoke;
+    admin::request_outcomes states;  // a state machine's Task invocations
     std::size_t open = 0;
     bool stopping = false;
 
     // Keeps `r` until its fault lets go: shutdown and a leaving client end what is here.
     void hold(const std::shared_ptr<request>& r);
     admin::request_outcomes& outcomes(mf::front where) {
+        if (where == mf::front::states) return states;
         return where == mf::front::invoke ? invoke : gateway;
     }
     void unhold(std::optional<std::list<std::shared_ptr<request>>::iterator>& it) {
@@ -628,6 +630,7 @@ const admin::request_outcomes& executor::outcomes(mf::front where) const {
 void executor::reset_counters() {
     state_->gateway = {};
     state_->invoke = {};
+    state_->states = {};
 }
 
 std::size_t executor::held_count() const noexcept { return state_->held.size(); }

@@ -1,6 +1,7 @@
 #include "emulator/front/gateway_front.hpp"
 
 #include "emulator/gateway/cors.hpp"
+#include "emulator/gateway/sfn_integration.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -8,6 +9,66 @@ namespace coldbrew::front {
 
 namespace mf = models::faults;
 using gateway::gateway_error;
+
+namespace {
+
+// A route's Step Functions integration as the executor's target, so that the route meets the
+// same guards, fault decision, phantoms, delays and integration timeout as a function's (one
+// request path, architecture principle 8). Its invocation payload is the StartExecution
+// request body API Gateway would send; the service's answer comes back in `answer` and, as the
+// result's payload, to gateway_protocol::map_result. One per request, owned by its protocol.
+class state_machine_target final : public function_target {
+public:
+    state_machine_target(state_machine_starter& starter, const config::route& route)
+        : starter_(starter), route_(route), answer_(std::make_shared<gateway::service_answer>()) {
+        none_.name = route.state_machine;
+    }
+
+    // No function: fault facts name none (rules by function never match a state machine
+    // route; by route, method, path and header they do).
+    const config::function& function() const override { return none_; }
+
+    void invoke(functions::invocation inv) override {
+        auto done = [answer = answer_, on_done = std::move(inv.on_done)](int status,
+                                                                          std::string body) {
+            *answer = {status, body};
+            functions::invocation_result res;
+            res.kind = functions::outcome::success;
+            res.payload = std::move(body);
+            if (on_done) on_done(std::move(res));
+        };
+        auto read = gateway::read_start_request(inv.payload);
+        if (auto* refused = std::get_if<gateway::service_answer>(&read)) {
+            done(refused->status, refused->body);
+            return;
+        }
+        auto& call = std::get<gateway::start_call>(read);
+        std::string trace = call.trace_header.empty() ? inv.trace_id : call.trace_header;
+        // The done callback is the starter's to call; a starter that throws instead answers
+        // as the service's failure (API Gateway's 500).
+        auto shared_done = std::make_shared<decltype(done)>(std::move(done));
+        try {
+            starter_.start(route_, std::move(call.input), std::move(call.name), std::move(trace),
+                           [shared_done](int status, std::string body) {
+                               (*shared_done)(status, std::move(body));
+                           });
+        } catch (const std::exception& e) {
+            spdlog::error("gateway: starting state machine {} failed: {}", route_.state_machine,
+                          e.what());
+            (*shared_done)(500, R"({"__type":"InternalFailure","message":"internal error"})");
+        }
+    }
+
+    const std::shared_ptr<gateway::service_answer>& answer() const noexcept { return answer_; }
+
+private:
+    state_machine_starter& starter_;
+    const config::route& route_;
+    config::function none_;
+    std::shared_ptr<gateway::service_answer> answer_;
+};
+
+}  // namespace
 
 // How API Gateway words what the executor does to one routed request, and the steps that
 // guard its route: the Lambda authorizer's call and what its result decides, the API key,
@@ -34,6 +95,14 @@ public:
     }
 
     void set_route_key(std::string key) { route_key_ = std::move(key); }
+
+    // A Step Functions route: the StartExecution body built for this request, and the target
+    // that starts it.
+    function_target& start_state_machine(state_machine_starter& starter, std::string body) {
+        start_body_ = std::move(body);
+        sfn_target_ = std::make_unique<state_machine_target>(starter, *match_.route);
+        return *sfn_target_;
+    }
     const std::string& route_key() const noexcept { return route_key_; }
 
     // The route's Lambda authorizer and the request's method ARN.
@@ -126,6 +195,11 @@ public:
     // API Gateway's integration request: the route's Lambda event.
     void integration_request(functions::invocation& inv, telemetry::request_trace* t) override {
         if (t) t->begin("gateway.request_mapping");
+        if (sfn_target_) {
+            inv.payload = start_body_;
+            inv.trace_id = sampled_trace_id();
+            return;
+        }
         inv.payload = match_.route->payload_format_version == "1.0"
                           ? gateway::build_event_v1(req_, match_, info_)
                           : gateway::build_event_v2(req_, match_, info_);
@@ -155,6 +229,10 @@ public:
     http::response unavailable() override { return rejected(); }
 
     mapped map_result(const functions::invocation_result& r) override {
+        if (sfn_target_) {
+            if (r.kind != functions::outcome::success) return {rejected()};
+            return {finish(gateway::map_start_answer(kind_, *sfn_target_->answer(), request_id_))};
+        }
         switch (r.kind) {
         case functions::outcome::success: {
             std::string why;
@@ -205,6 +283,8 @@ private:
     std::string usage_key_;
     std::optional<http::response> mock_;
     std::string route_key_;
+    std::string start_body_;
+    std::unique_ptr<state_machine_target> sfn_target_;
 };
 
 namespace {
@@ -231,9 +311,10 @@ std::string jwt_keys_name(const config::api& api, const config::authorizer& a) {
 
 gateway_front::gateway_front(const config::stack& stack, executor& ex, const coldbrew::clock& clock,
                              const models::random_source& rng, function_lookup find,
-                             sched::scheduler& scheduler, jwt_key_sets jwt_keys)
+                             sched::scheduler& scheduler, jwt_key_sets jwt_keys,
+                             state_machine_starter* starter)
     : stack_(stack), ex_(ex), clock_(clock), rng_(rng), find_(std::move(find)), routes_(stack),
-      scheduler_(scheduler), jwt_keys_(std::move(jwt_keys)), api_keys_(stack) {
+      scheduler_(scheduler), jwt_keys_(std::move(jwt_keys)), starter_(starter), api_keys_(stack) {
     for (const auto& a : stack_.apis)
         for (const auto& z : a.authorizers)
             if (z.kind == config::authorizer::type::token) token_validators_.emplace(&z, z);
@@ -498,6 +579,10 @@ void gateway_front::guarded(http::request req, const std::shared_ptr<request>& r
         return;
     }
 
+    if (!route.state_machine.empty()) {
+        start_state_machine(r, std::move(proto));
+        return;
+    }
     // A guarded preflight's integration never runs; its authorizer stands in as the target.
     auto* target = p.has_mock() && p.authorizer_target() ? p.authorizer_target()
                                                           : find_(route.function);
@@ -514,6 +599,39 @@ void gateway_front::guarded(http::request req, const std::shared_ptr<request>& r
     facts.path = p.match().path;
     facts.headers = &p.req().headers;
     ex_.run(r, std::move(proto), facts, *target, functions::invocation{});
+}
+
+// A route with a Step Functions integration, its guards passed: API Gateway's StartExecution
+// request is built now (a body its template cannot read is the gateway's own answer, before
+// any fault is decided), then the executor runs it as a function's invocation.
+void gateway_front::start_state_machine(const std::shared_ptr<request>& r,
+                                        std::unique_ptr<gateway_protocol> proto) {
+    auto& p = *proto;
+    const auto kind = p.match().api->kind;
+    const auto& route = *p.match().route;
+    const auto* machine = stack_.find_state_machine(route.state_machine);
+    if (!starter_ || !machine || ex_.stopping()) {
+        r->answer(p.finish(gateway::error_response(kind, gateway_error::lambda_rejected,
+                                                   p.info().request_id)));
+        return;
+    }
+    if (auto* t = r->trace()) t->annotate_root("coldbrew.state_machine", route.state_machine);
+    const std::string arn = "arn:aws:states:" + stack_.settings.region + ":" +
+                            stack_.settings.account_id + ":stateMachine:" +
+                            machine->state_machine_name;
+    auto built = gateway::build_start_request(p.req(), p.match(), p.info(), arn);
+    if (auto* refused = std::get_if<http::response>(&built)) {
+        r->answer(p.finish(std::move(*refused)));
+        return;
+    }
+    auto& target = p.start_state_machine(*starter_, std::move(std::get<std::string>(built)));
+    mf::request_facts facts;
+    facts.where = mf::front::gateway;
+    facts.route = p.route_key();
+    facts.method = p.req().method;
+    facts.path = p.match().path;
+    facts.headers = &p.req().headers;
+    ex_.run(r, std::move(proto), facts, target, functions::invocation{});
 }
 
 }  // namespace coldbrew::front

@@ -29,6 +29,27 @@ inline constexpr std::size_t gateway_max_payload_bytes = 10 * 1024 * 1024;
 using jwt_key_sets = std::map<std::string, jwt::key_set>;
 std::string jwt_keys_name(const config::api& api, const config::authorizer& a);
 
+// What a route with a Step Functions integration (config::route::state_machine set) starts:
+// the app's, on top of states::service. The gateway builds the StartExecution request as API
+// Gateway does (emulator/gateway/sfn_integration.hpp) and hands its parts here, after the
+// route's guards and its fault decision, as it would invoke a function.
+struct state_machine_starter {
+    virtual ~state_machine_starter() = default;
+    // Starts an execution of route.state_machine as route.state_machine_action says.
+    // `input_json`: the execution input (JSON text, not checked here: the service answers
+    // InvalidExecutionInput); `name`: the execution name, "" = drawn by the service;
+    // `trace_header`: the X-Amzn-Trace-Id the gateway passes on. `done` is called exactly
+    // once, on the loop (before start returns or later) with the Step Functions API's answer:
+    //   start_execution       → 200, {"executionArn": …, "startDate": <epoch seconds>}
+    //   start_sync_execution  → 200, the StartSyncExecution answer (status SUCCEEDED, FAILED,
+    //                            TIMED_OUT, with output or error/cause)
+    //   an error              → its status (400 for the API's errors), {"__type", "message"}
+    //     as the Step Functions API words it (sfn_front).
+    virtual void start(const config::route& route, std::string input_json, std::string name,
+                       std::string trace_header,
+                       std::function<void(int status, std::string body_json)> done) = 0;
+};
+
 class gateway_front;
 class gateway_protocol;
 
@@ -39,7 +60,12 @@ public:
     // the usage plans' buckets run on.
     gateway_front(const config::stack& stack, executor& ex, const coldbrew::clock& clock,
                   const models::random_source& rng, function_lookup find,
-                  sched::scheduler& scheduler, jwt_key_sets jwt_keys = {});
+                  sched::scheduler& scheduler, jwt_key_sets jwt_keys = {},
+                  state_machine_starter* starter = nullptr);
+
+    // The starter of the routes with a Step Functions integration (must outlive the front);
+    // while there is none, such a route answers as a function that cannot be invoked (500).
+    void set_state_machine_starter(state_machine_starter* starter) noexcept { starter_ = starter; }
 
     // Forgets cached authorizer results and refills the usage plans' buckets and quotas (the
     // admin API's counter reset).
@@ -57,6 +83,8 @@ private:
     void preflight(http::request req, const std::shared_ptr<request>& r,
                    gateway::route_table::preflight_match pm, const std::string& request_id,
                    std::uint64_t index);
+    void start_state_machine(const std::shared_ptr<request>& r,
+                             std::unique_ptr<gateway_protocol> proto);
     void guarded(http::request req, const std::shared_ptr<request>& r, gateway::route_match match,
                  gateway::request_info info, const std::string& route_key,
                  std::optional<http::response> mock);
@@ -74,6 +102,7 @@ private:
     std::uint64_t next_request_index_ = 0;
     sched::scheduler& scheduler_;
     jwt_key_sets jwt_keys_;
+    state_machine_starter* starter_ = nullptr;
     authorizers::result_cache auth_cache_;
     // TOKEN authorizers' validation expressions, compiled once.
     std::map<const config::authorizer*, authorizers::token_validator> token_validators_;

@@ -626,6 +626,9 @@ std::vector<std::string> function_pool::environment_for(
     // The variable AWS SDKs read for a service-specific endpoint ("Service-specific endpoints",
     // AWS SDKs and Tools Reference Guide): a function's Lambda client calls coldbrew.
     if (!ctx_.invoke_endpoint.empty()) env["AWS_ENDPOINT_URL_LAMBDA"] = ctx_.invoke_endpoint;
+    // The same for Step Functions: a function's SFN client (SendTaskSuccess, StartExecution)
+    // calls coldbrew's Step Functions API.
+    if (!ctx_.sfn_endpoint.empty()) env["AWS_ENDPOINT_URL_SFN"] = ctx_.sfn_endpoint;
     // LoggingConfig.LogFormat JSON: the runtime writes JSON application logs [ENV].
     if (fn_.log_format == "JSON") env["AWS_LAMBDA_LOG_FORMAT"] = "JSON";
     env["_HANDLER"] = fn_.handler;

@@ -117,6 +117,8 @@ struct pool_context {
     // The Invoke API's address, handed to handlers as AWS_ENDPOINT_URL_LAMBDA so an AWS SDK
     // inside a function calls coldbrew; empty when it does not listen.
     std::string invoke_endpoint;
+    // The Step Functions API's address, as AWS_ENDPOINT_URL_SFN; empty when it does not listen.
+    std::string sfn_endpoint;
     supervisor::cpu_limiter* cpu = nullptr;        // null when CPU share is not enforced
     supervisor::memory_limiter* memory = nullptr;  // null when MemorySize is not enforced
     std::filesystem::path runtimes_dir;  // holds node/ and python/ shims

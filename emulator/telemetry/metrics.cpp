@@ -340,6 +340,36 @@ void dependency_families(writer& w, const nlohmann::json& deps) {
         }
 }
 
+void state_machine_families(writer& w, const std::map<std::string, state_machine_metrics>& m) {
+    w.family("coldbrew_sfn_executions_total", "counter",
+             "Step Functions executions by state machine and status (RUNNING: started, not yet "
+             "ended).");
+    for (const auto& [name, s] : m) {
+        const std::uint64_t ended = s.succeeded + s.failed + s.timed_out + s.aborted;
+        const std::pair<const char*, std::uint64_t> by_status[] = {
+            {"RUNNING", s.started > ended ? s.started - ended : 0},
+            {"SUCCEEDED", s.succeeded},
+            {"FAILED", s.failed},
+            {"TIMED_OUT", s.timed_out},
+            {"ABORTED", s.aborted}};
+        for (const auto& [status, n] : by_status)
+            w.sample("coldbrew_sfn_executions_total", {{"state_machine", name}, {"status", status}}, n);
+    }
+    w.family("coldbrew_sfn_duplicate_starts_total", "counter",
+             "StartExecution calls answered with an existing execution of the same name.");
+    for (const auto& [name, s] : m)
+        w.sample("coldbrew_sfn_duplicate_starts_total", {{"state_machine", name}}, s.duplicate_starts);
+    w.family("coldbrew_sfn_retries_total", "counter", "Retries made by states' Retry fields.");
+    for (const auto& [name, s] : m)
+        w.sample("coldbrew_sfn_retries_total", {{"state_machine", name}}, s.retries);
+    w.family("coldbrew_sfn_caught_total", "counter", "Errors handled by states' Catch fields.");
+    for (const auto& [name, s] : m)
+        w.sample("coldbrew_sfn_caught_total", {{"state_machine", name}}, s.caught);
+    w.family("coldbrew_sfn_state_transitions_total", "counter", "State transitions.");
+    for (const auto& [name, s] : m)
+        w.sample("coldbrew_sfn_state_transitions_total", {{"state_machine", name}}, s.state_transitions);
+}
+
 } // namespace
 
 std::string render_metrics(const metrics_input& in) {
@@ -349,6 +379,7 @@ std::string render_metrics(const metrics_input& in) {
     function_families(w, in);
     fault_families(w, in.faults);
     dependency_families(w, in.dependencies);
+    if (!in.state_machines.empty()) state_machine_families(w, in.state_machines);
     return w.text();
 }
 

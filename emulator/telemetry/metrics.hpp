@@ -116,6 +116,12 @@ struct fault_metrics {
     std::uint64_t decisions = 0;
 };
 
+// A state machine's counters (states::machine_stats, which this layer does not see).
+struct state_machine_metrics {
+    std::uint64_t started = 0, succeeded = 0, failed = 0, timed_out = 0, aborted = 0;
+    std::uint64_t duplicate_starts = 0, retries = 0, caught = 0, state_transitions = 0;
+};
+
 struct metrics_input {
     const request_stats* requests = nullptr; // null: no request families' samples
     // front → outcome name → count: the app's outcome counters (admin::request_outcomes).
@@ -127,6 +133,9 @@ struct metrics_input {
     //  "bytes_downstream":n,"upstream_failures":n,"connect_timeouts":n,"idle_timeouts":n,
     //  "faults":{"<action>":n},"latency_ms":x,…}}; absent keys are skipped, null is none.
     nlohmann::json dependencies;
+    // By state machine logical id: coldbrew_sfn_executions_total{state_machine,status},
+    // coldbrew_sfn_retries_total, coldbrew_sfn_caught_total, …
+    std::map<std::string, state_machine_metrics> state_machines;
 };
 
 // The whole exposition. Every family's # HELP and # TYPE are written even without samples,

@@ -24,6 +24,8 @@ std::string_view to_string(front f) {
         return "invoke";
     case front::dependency:
         return "dependency";
+    case front::states:
+        return "states";
     }
     return "?";
 }
@@ -454,7 +456,7 @@ rule parse_rule_object(const nlohmann::json& j, const fault_registry& registry,
     detail::reject_unknown_keys(j, "",
                                 {"name", "front", "function", "route", "method", "path", "headers",
                                  "nth", "every_nth", "first", "probability", "window",
-                                 "dependency", "on", "fault"});
+                                 "dependency", "on", "state_machine", "state", "fault"});
     rule r;
     r.name = default_name;
     if (j.contains("name")) {
@@ -472,9 +474,11 @@ rule parse_rule_object(const nlohmann::json& j, const fault_registry& registry,
             r.only_front = front::invoke;
         else if (f == "dependency")
             r.only_front = front::dependency;
+        else if (f == "states")
+            r.only_front = front::states;
         else if (f != "any")
-            throw rule_error("front", "expected \"gateway\", \"invoke\", \"dependency\" or "
-                                      "\"any\", got \"" +
+            throw rule_error("front", "expected \"gateway\", \"invoke\", \"dependency\", "
+                                      "\"states\" or \"any\", got \"" +
                                           f + "\"");
     }
     if (j.contains("dependency")) {
@@ -496,6 +500,16 @@ rule parse_rule_object(const nlohmann::json& j, const fault_registry& registry,
         if (!(r.only_front && *r.only_front == front::dependency))
             throw rule_error("on", "only applies to the dependency front (give \"dependency\" "
                                    "or \"front\": \"dependency\")");
+    }
+    // A Task's state machine and state exist on the states front only; naming them with
+    // another front could never match, so it is a mistake worth saying.
+    for (const char* key : {"state_machine", "state"}) {
+        if (!j.contains(key)) continue;
+        (std::string_view(key) == "state" ? r.state : r.state_machine) =
+            non_empty_string(j[key], key);
+        if (r.only_front && *r.only_front != front::states)
+            throw rule_error(key, "only applies to the states front, not the " +
+                                      std::string(to_string(*r.only_front)) + " front");
     }
     if (j.contains("function")) r.function = non_empty_string(j["function"], "function");
     if (j.contains("route")) r.route = non_empty_string(j["route"], "route");
@@ -587,6 +601,8 @@ nlohmann::json rule::to_json() const {
     }
     if (!dependency.empty()) j["dependency"] = dependency;
     if (on) j["on"] = std::string(faults::to_string(*on));
+    if (!state_machine.empty()) j["state_machine"] = state_machine;
+    if (!state.empty()) j["state"] = state;
     j["fault"] = fault ? fault->to_json() : nlohmann::json();
     return j;
 }
@@ -599,6 +615,8 @@ std::string rule::describe() const {
     if (!dependency.empty()) parts.push_back("dependency " + dependency);
     if (on) parts.push_back("on " + std::string(faults::to_string(*on)));
     if (!function.empty()) parts.push_back("function " + function);
+    if (!state_machine.empty()) parts.push_back("state machine " + state_machine);
+    if (!state.empty()) parts.push_back("state " + state);
     if (!route.empty()) parts.push_back(route);
     if (!method.empty()) parts.push_back("method " + method);
     if (!path.empty()) parts.push_back("path " + path);
@@ -757,6 +775,8 @@ std::string log_line(const request_facts& facts, const decision& d) {
     } else {
         j["method"] = std::string(facts.method);
     }
+    if (!facts.state_machine.empty()) j["state_machine"] = std::string(facts.state_machine);
+    if (!facts.state.empty()) j["state"] = std::string(facts.state);
     if (facts.authorizer) j["authorizer"] = std::string(facts.function);
     j["rule"] = d.rule;
     j["kind"] = d.kind;
@@ -878,6 +898,10 @@ decision decider::decide(const request_facts& facts, double now_ms) {
         if (!r.function.empty() && r.function != facts.function &&
             r.function != facts.function_name)
             continue;
+        if (!r.state_machine.empty() && r.state_machine != facts.state_machine &&
+            r.state_machine != facts.state_machine_name)
+            continue;
+        if (!r.state.empty() && r.state != facts.state && r.state != facts.state_path) continue;
         if (!r.route.empty() && r.route != facts.route) continue;
         if (!r.method.empty() && !iequals(r.method, facts.method)) continue;
         if (!r.path.empty() && !glob_match(r.path, facts.path)) continue;

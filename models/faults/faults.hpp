@@ -1,9 +1,11 @@
 #pragma once
 // Fault rules and the one decision point every request goes through.
 //
-// Three fronts decide here: "gateway" (an HTTP request to an API Gateway route), "invoke"
-// (a Lambda Invoke API call) and "dependency" (a connection to, or a request turn on, a
-// dependency the handlers reach through a coldbrew proxy: Redis, Postgres, an HTTP store).
+// Four fronts decide here: "gateway" (an HTTP request to an API Gateway route), "invoke"
+// (a Lambda Invoke API call), "dependency" (a connection to, or a request turn on, a
+// dependency the handlers reach through a coldbrew proxy: Redis, Postgres, an HTTP store) and
+// "states" (a Step Functions Task state's call to a function or a service: the hop between a
+// state machine and what it runs).
 //
 // A rule = matchers (front, function, route, method, headers, dependency and phase, which
 // request by index, a probability, a time window) + one fault (a kind from the registry with
@@ -21,7 +23,7 @@
 // shape in YAML). Every key but `fault` is optional; unknown keys are errors.
 //   {
 //     "name": "lose-third-confirm",   // unique; default "rule-<n>" (n counts rules added)
-//     "front": "gateway" | "invoke" | "dependency" | "any",   // default "any"
+//     "front": "gateway" | "invoke" | "dependency" | "states" | "any",   // default "any"
 //     "function": "Payments",         // logical id or deployed FunctionName
 //     "route": "POST /v1/payment_intents/{id}/confirm",  // the route key as declared
 //     "method": "POST",               // request method, case-insensitive
@@ -37,8 +39,15 @@
 //     "on": "connect" | "request",    // dependency front only (else an error at "on");
 //                                     // default both phases ("request" with refuse is an
 //                                     // error: refuse decides connections only)
+//     "state_machine": "Checkout",    // states front only: the machine's logical id or name
+//     "state": "Charge",              // states front only: the Task's name, or its path
+//                                     // ("Each/Charge" inside a Map or Parallel)
 //     "fault": {"kind": "phantom", …kind's own keys…}
 //   }
+// A rule with "function" and no "front" matches that function's invocations on every front
+// where its kind applies, Task invocations from a state machine included; "front": "invoke"
+// keeps it to the Invoke API. "state_machine" and "state" match only the states front (with
+// another "front" they are an error at that key).
 // An API Gateway Lambda authorizer is decided apart, before its route (request_facts::
 // authorizer): only a rule naming the authorizer's function fires there.
 // Counting: k is the index (0-based) of the request among those that passed the rule's
@@ -47,11 +56,16 @@
 // on the dependency front it is "<dependency> <connect|request>" ("redis request"), so a
 // dependency's connections and its request turns are counted apart, and `function` is the
 // logical id of the function whose execution environment opened the connection ("" for a
-// client outside any function). Method, path and headers are empty there.
+// client outside any function). Method, path and headers are empty there. On the states front
+// the route key is "<state machine> <state>" ("Checkout Charge"), `function` the logical id of
+// the function a Lambda Task invokes ("" for other service integrations), and the method and
+// path those of the synthetic Invoke request ("POST", "/2015-03-31/functions/<name>/
+// invocations"); a Task's retries are new requests (k advances on each attempt).
 //
 // Kinds and fronts: each kind lists the fronts it applies to (fault_kind::fronts).
-//   phantom, gateway_error, function_error, throttle   gateway, invoke
-//   delay, reset, slow_response                        gateway, invoke, dependency
+//   phantom, gateway_error, function_error, throttle   gateway, invoke, states
+//   delay, reset                                       gateway, invoke, dependency, states
+//   slow_response                                      gateway, invoke, dependency
 //   refuse (connections only), hang                    dependency
 // A rule whose front (given, or implied by "dependency") is not one of its kind's is an error
 // at "fault.kind". A rule for any front simply never fires where its kind does not apply.
@@ -88,8 +102,8 @@ private:
     std::string message_;
 };
 
-enum class front { gateway, invoke, dependency };
-std::string_view to_string(front f);  // "gateway", "invoke", "dependency"
+enum class front { gateway, invoke, dependency, states };
+std::string_view to_string(front f);  // "gateway", "invoke", "dependency", "states"
 
 // Which part of a dependency's traffic a decision is for: a new connection (decided once,
 // when the client connects, before the upstream is dialled) or one request turn on it (the
@@ -188,9 +202,10 @@ struct fault_kind {
     std::string name;     // "phantom"
     std::string summary;  // one line: what it does, for docs and errors
     fault_parser parse = nullptr;
-    // The fronts its plans mean something on. The default is the two request fronts; a kind
-    // the dependency proxy can carry out lists front::dependency.
-    std::vector<front> fronts{front::gateway, front::invoke};
+    // The fronts its plans mean something on. The default is the three request fronts (a
+    // Task's invocation is a request too); a kind the dependency proxy can carry out lists
+    // front::dependency.
+    std::vector<front> fronts{front::gateway, front::invoke, front::states};
     // Dependency front: decides connections only (refuse: a request turn has nothing left to
     // refuse). Such a kind never fires on a request turn, and "on": "request" is an error.
     bool connect_only = false;
@@ -237,6 +252,8 @@ struct rule {
     std::optional<double> window_from_ms, window_until_ms;
     std::string dependency;                // "" = any; only_front is dependency when set
     std::optional<dependency_phase> on;    // nullopt = both; only on the dependency front
+    std::string state_machine;  // "" = any; states front only (logical id or name)
+    std::string state;          // "" = any; states front only (state name or path)
     std::string kind;  // registry name
     std::shared_ptr<const fault_config> fault;
 
@@ -284,6 +301,12 @@ struct request_facts {
     const std::vector<std::pair<std::string, std::string>>* headers = nullptr;  // may be null
     std::string_view dependency;     // dependency front: the dependency's name
     dependency_phase on = dependency_phase::connect;  // dependency front: what is decided
+    // States front: the state machine (logical id, and its StateMachineName) and the Task
+    // (name, and its path from the top: "Each/Charge" inside a Map; "" = same as the name).
+    std::string_view state_machine;
+    std::string_view state_machine_name;
+    std::string_view state;
+    std::string_view state_path;
     // The caller tells, once the request has ended, what became of a fault that fired:
     // decider::injected (it reached the client) or decider::missed (it did not). The fired
     // counts are added then, at the moment the request's outcome is counted, so they never run
@@ -314,6 +337,7 @@ struct decision {
     // suppressed it. On the dependency front "dependency" and "on" stand where "method" does:
     // {"event":"fault","front":"dependency","route":"redis request","dependency":"redis",
     //  "on":"request","rule":"r","kind":"hang","k":0,"action":"hang","close_after_ms":30000}
+    // On the states front "state_machine" and "state" follow "method" (each when set).
     // Empty when no rule fired (plain pass, nothing to log).
     std::string log_line;
 };
@@ -328,8 +352,9 @@ struct fault_counters {
     // fired, by (kind, action_name): a kind may act more than one way (phantom before
     // or after, error at the gateway or in the handler)
     std::map<std::pair<std::string, std::string>, std::uint64_t> by_kind_action;
-    // fired, by front name ("gateway", "invoke", "dependency"): the gateway and invoke parts
-    // are what a front's injected_fault request outcomes can be checked against
+    // fired, by front name ("gateway", "invoke", "dependency", "states"): the gateway, invoke
+    // and states parts are what a front's injected_fault request outcomes can be checked
+    // against
     std::map<std::string, std::uint64_t> by_front;
     std::uint64_t missed = 0;  // fired, then taken back by decider::missed
     std::map<std::string, std::uint64_t> missed_by_kind;  // the same, by kind name

@@ -78,7 +78,7 @@ fault_kind make_delay_kind() {
     // On a dependency: before the upstream is dialled (connect), or before the client's
     // request turn is passed on (request).
     return {"delay", "wait a sampled duration before handling the request normally", &parse_delay,
-            {front::gateway, front::invoke, front::dependency}};
+            {front::gateway, front::invoke, front::dependency, front::states}};
 }
 
 }  // namespace coldbrew::models::faults

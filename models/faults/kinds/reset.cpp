@@ -30,7 +30,7 @@ fault_kind make_reset_kind() {
             "reset the connection (TCP RST) without invoking the function, or a dependency's "
             "connection at connect or mid-request",
             &parse_reset,
-            {front::gateway, front::invoke, front::dependency}};
+            {front::gateway, front::invoke, front::dependency, front::states}};
 }
 
 }  // namespace coldbrew::models::faults

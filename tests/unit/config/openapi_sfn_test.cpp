@@ -184,12 +184,8 @@ Resources:
                std::string::npos;
     }));
 
-    hold_step_functions(s);
-    CHECK(s.routes.empty());
-    auto named = [&](const std::string& what) {
-        return std::any_of(s.ignored.begin(), s.ignored.end(),
-                           [&](const not_emulated& n) { return n.what == what; });
-    };
-    CHECK(named("state machine Flow"));
-    CHECK(named("route POST /pay of state machine Flow"));
+    // Served now: neither the state machine nor its route is named as not emulated.
+    CHECK(std::none_of(s.ignored.begin(), s.ignored.end(), [](const not_emulated& n) {
+        return n.what.find("Flow") != std::string::npos;
+    }));
 }

@@ -385,33 +385,36 @@ TEST_CASE("slow_response: a positive, finite rate in bytes per second", "[unit]"
 }
 
 TEST_CASE("every kind: the fronts it applies to", "[unit]") {
-    const std::vector<front> requests{front::gateway, front::invoke};
-    const std::vector<front> all{front::gateway, front::invoke, front::dependency};
+    // A Task state's invocation is a request too: the request kinds apply to the states front.
+    const std::vector<front> requests{front::gateway, front::invoke, front::states};
+    const std::vector<front> all{front::gateway, front::invoke, front::dependency, front::states};
+    const std::vector<front> proxied{front::gateway, front::invoke, front::dependency};
     const std::vector<front> dependency{front::dependency};
     const std::pair<const char*, std::vector<front>> expected[] = {
-        {"phantom", requests},   {"gateway_error", requests}, {"function_error", requests},
-        {"throttle", requests},  {"delay", all},              {"reset", all},
-        {"slow_response", all},  {"refuse", dependency},      {"hang", dependency},
+        {"phantom", requests},     {"gateway_error", requests}, {"function_error", requests},
+        {"throttle", requests},    {"delay", all},              {"reset", all},
+        {"slow_response", proxied}, {"refuse", dependency},     {"hang", dependency},
     };
     for (const auto& [name, fronts] : expected) {
         INFO(name);
         const fault_kind* k = builtins().find(name);
         REQUIRE(k != nullptr);
         CHECK(k->fronts == fronts);
-        for (front f : {front::gateway, front::invoke, front::dependency})
+        for (front f : {front::gateway, front::invoke, front::dependency, front::states})
             CHECK(k->applies_to(f) ==
                   (std::find(fronts.begin(), fronts.end(), f) != fronts.end()));
         // Only refuse is limited to connections.
         CHECK(k->connect_only == (std::string(name) == "refuse"));
     }
-    CHECK(builtins().find("phantom")->fronts_phrase() == "the gateway and invoke fronts");
+    CHECK(builtins().find("phantom")->fronts_phrase() == "the gateway, invoke and states fronts");
     CHECK(builtins().find("delay")->fronts_phrase() ==
-          "the gateway, invoke and dependency fronts");
+          "the gateway, invoke, dependency and states fronts");
     CHECK(builtins().find("hang")->fronts_phrase() == "the dependency front");
     // A kind that says nothing applies to the request fronts.
     const fault_kind custom{"custom", "test kind", builtins().find("reset")->parse};
     CHECK(custom.applies_to(front::gateway));
     CHECK(custom.applies_to(front::invoke));
+    CHECK(custom.applies_to(front::states));
     CHECK_FALSE(custom.applies_to(front::dependency));
 }
 

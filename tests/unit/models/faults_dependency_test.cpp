@@ -219,13 +219,13 @@ TEST_CASE("dependency rules: errors name the key", "[unit]") {
 
 TEST_CASE("dependency rules: error messages say which fronts a kind applies to", "[unit]") {
     CHECK(failure_of(R"({"dependency": "redis", "fault": {"kind": "phantom"}})").message ==
-          "'phantom' applies to the gateway and invoke fronts, not the dependency front");
+          "'phantom' applies to the gateway, invoke and states fronts, not the dependency front");
     CHECK(failure_of(R"({"front": "gateway", "fault": {"kind": "hang"}})").message ==
           "'hang' applies to the dependency front, not the gateway front");
     CHECK(failure_of(R"({"front": "dependency", "fault": {"kind": "throttle"}})").message ==
-          "'throttle' applies to the gateway and invoke fronts, not the dependency front");
+          "'throttle' applies to the gateway, invoke and states fronts, not the dependency front");
     CHECK(failure_of(R"({"front": "weird", "fault": {"kind": "reset"}})").message ==
-          R"(expected "gateway", "invoke", "dependency" or "any", got "weird")");
+          R"(expected "gateway", "invoke", "dependency", "states" or "any", got "weird")");
     CHECK(failure_of(R"({"on": "connect", "fault": {"kind": "reset"}})").message ==
           R"(only applies to the dependency front (give "dependency" or "front": "dependency"))");
     CHECK(failure_of(R"({"dependency": "x", "on": "later", "fault": {"kind": "reset"}})")

@@ -134,6 +134,7 @@ TEST_CASE("to_string names fronts, client outcomes and actions", "[unit]") {
     CHECK(to_string(front::gateway) == "gateway");
     CHECK(to_string(front::invoke) == "invoke");
     CHECK(to_string(front::dependency) == "dependency");
+    CHECK(to_string(front::states) == "states");
     CHECK(to_string(dependency_phase::connect) == "connect");
     CHECK(to_string(dependency_phase::request) == "request");
     CHECK(to_string(client_outcome::timeout) == "timeout");
@@ -360,7 +361,7 @@ TEST_CASE("parse_rule: error messages say what was expected", "[unit]") {
     CHECK(error_message(json::array()) == "a rule is a JSON object");
     CHECK(error_message(json::parse(R"({"fault": {"kind": "reset"}, "nme": "x"})")) ==
           "unknown key 'nme'; allowed: name, front, function, route, method, path, headers, nth, "
-          "every_nth, first, probability, window, dependency, on, fault");
+          "every_nth, first, probability, window, dependency, on, state_machine, state, fault");
     CHECK(error_message(json::parse(R"({"fault": {"kind": "bandwidth"}})")) ==
           "unknown fault kind 'bandwidth'; known: delay, function_error, gateway_error, hang, "
           "phantom, refuse, reset, slow_response, throttle");
