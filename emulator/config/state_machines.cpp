@@ -134,7 +134,19 @@ nlohmann::json load_definition_file(const std::filesystem::path& file, const yno
         try {
             return nlohmann::json::parse(text.str());
         } catch (const nlohmann::json::parse_error& e) {
-            throw config_error({file.string(), 1, 1}, "",
+            // e.byte is the 1-based offset where parsing stopped: point at its line.
+            const std::string& t = text.str();
+            const std::size_t end = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, t.size());
+            int line = 1, column = 1;
+            for (std::size_t i = 0; i < end; ++i) {
+                if (t[i] == '\n') {
+                    ++line;
+                    column = 1;
+                } else {
+                    ++column;
+                }
+            }
+            throw config_error({file.string(), line, column}, "",
                                "state machine definition is not valid JSON: " +
                                    std::string(e.what()));
         }

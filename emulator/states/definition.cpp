@@ -738,6 +738,22 @@ std::shared_ptr<const machine> parse_machine(const json& doc, const std::string&
         for (std::size_t i = 0; i < st.catches.size(); ++i)
             check(st.catches[i].next, ".Catch[" + std::to_string(i) + "].Next");
     }
+    // CreateStateMachine refuses a state nothing leads to (UNREACHABLE_STATE).
+    std::set<std::string, std::less<>> reached{m->start_at};
+    std::vector<std::string> todo{m->start_at};
+    while (!todo.empty()) {
+        const state& st = m->states.at(todo.back());
+        todo.pop_back();
+        std::vector<std::string> targets{st.next, st.default_next};
+        for (const auto& c : st.choices) targets.push_back(c.next);
+        for (const auto& c : st.catches) targets.push_back(c.next);
+        for (auto& t : targets)
+            if (!t.empty() && reached.insert(t).second) todo.push_back(t);
+    }
+    for (const auto& name : m->order)
+        if (!reached.count(name))
+            fail(join(base, "States") + "." + name,
+                 "the state is not reachable from StartAt '" + m->start_at + "'");
     return m;
 }
 

@@ -328,6 +328,7 @@ TEST_CASE("SAM state machine: definition errors point at the template or the fil
     e = error_of([&] { app.sam(base + "      DefinitionUri: bad.asl.json\n"); });
     CHECK(contains(e.message(), "not valid JSON"));
     CHECK(e.where().file == (app.dir() / "bad.asl.json").string());
+    CHECK(e.where().line == 2);  // where the parser stopped, not the file's first line
 
     app.write("list.asl.json", "[]");
     e = error_of([&] { app.sam(base + "      DefinitionUri: list.asl.json\n"); });

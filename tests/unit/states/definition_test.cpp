@@ -128,6 +128,21 @@ TEST_CASE("definition: structural errors name the field", "[unit]") {
           "States.P.Branches[0].States.B.Next");
 }
 
+TEST_CASE("definition: a state nothing leads to is refused", "[unit]") {
+    CHECK(error_path(R"({"StartAt": "A", "States": {"A": {"Type": "Pass", "Next": "B"},
+        "B": {"Type": "Succeed"}, "Orphan": {"Type": "Succeed"}}})") == "States.Orphan");
+    // Reached through a Choice, its Default and a Catch: accepted.
+    CHECK(error_path(R"({"StartAt": "C", "States": {
+        "C": {"Type": "Choice", "Choices": [{"Variable": "$.x", "IsPresent": true, "Next": "T"}],
+              "Default": "D"},
+        "T": {"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke", "End": true,
+              "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "F"}]},
+        "D": {"Type": "Succeed"}, "F": {"Type": "Fail"}}})") == "(accepted)");
+    CHECK(error_path(R"({"StartAt": "P", "States": {"P": {"Type": "Parallel", "End": true,
+        "Branches": [{"StartAt": "B", "States": {"B": {"Type": "Succeed"},
+        "Lost": {"Type": "Succeed"}}}]}}})") == "States.P.Branches[0].States.Lost");
+}
+
 TEST_CASE("definition: field rules", "[unit]") {
     CHECK(error_path(one(R"({"Type": "Pass", "InputPath": "a.b", "End": true})")) ==
           "States.S.InputPath");
