@@ -34,6 +34,7 @@
 
 #include "models/coldstart/cold_start.hpp"
 #include "models/distribution/distribution.hpp"
+#include "models/faults/faults.hpp"
 #include "models/profile/profile.hpp"
 #include "models/retry/async_retry.hpp"
 #include "models/retry/backoff.hpp"
@@ -110,6 +111,10 @@ struct function_config {
     double cpu_share = 0;
     int latency_at_memory_mb = 1769;
     int threads = 1;  // threads the CPU work can use
+    // The function's own keep-alive and maximum lifetime (coldbrew.yaml `model.keep_alive`,
+    // `model.max_lifetime`, as the live pool uses them); nullopt: the profile's.
+    std::optional<distribution> keep_alive_ms;
+    std::optional<distribution> max_lifetime_ms;
 };
 
 struct step_functions_config {
@@ -153,6 +158,21 @@ struct cache_config {
     distribution latency_ms;
 };
 
+// What the live emulator's fault rules see of a call (models/faults/faults.hpp,
+// request_facts): a step that stands for a request the live emulator would decide (an API
+// Gateway route invoking its function, an Invoke API call from one function to another, a
+// Step Functions Task) carries them, and the scenario's fault_rules decide each of its
+// attempts as the live decider does: same rule, same draw key "<rule>|<route>", and k the
+// attempt's index among those the rule matched on that route.
+struct live_request {
+    faults::front where = faults::front::gateway;
+    std::string route;          // "GET /hello", "$default", "Invoke Pay", "Checkout Charge"
+    std::string function;       // logical id of the function it invokes
+    std::string function_name;  // its deployed FunctionName
+    std::string method, path;   // the request's (gateway), or the synthetic Invoke request's
+    std::string state_machine, state_machine_name, state, state_path;  // states front
+};
+
 struct step {
     enum class kind { call, parallel };
     kind type = kind::call;
@@ -162,6 +182,7 @@ struct step {
     std::optional<double> timeout_ms;    // overrides the component's, caller side
     std::optional<cache_config> cache;
     bool async = false;
+    std::optional<live_request> live;    // the live request it stands for, when it is one
     // kind::parallel: each branch is a sequence of steps
     std::vector<std::vector<step>> branches;
 };
@@ -188,6 +209,16 @@ struct arrivals {
 // The profile's price table (models/profile/profile.hpp), with its date.
 using prices = price_table;
 
+// ---- entries -----------------------------------------------------------------------------
+
+// One kind of request a stack serves (a route, or a function invoked directly): each arrival
+// runs one entry's flow, chosen by weight from the request's own draws.
+struct entry {
+    std::string name;           // "GET /hello", "Invoke Pay"
+    double weight = 1;          // relative share of arrivals, > 0
+    std::vector<step> flow;
+};
+
 // ---- the scenario ------------------------------------------------------------------------
 
 struct scenario {
@@ -198,7 +229,12 @@ struct scenario {
                                          // phased arrivals)
     arrivals arrival;
     std::vector<component> components;
-    std::vector<step> flow;              // what each request does
+    std::vector<step> flow;              // what each request does (when entries is empty)
+    std::vector<entry> entries;          // a mix of flows instead of one (stacks: per route)
+    // Fault rules as the live decider holds them (coldbrew.yaml `faults.rules`, SLA rules):
+    // they decide the attempts of steps that carry a live_request, with fault_seed.
+    std::vector<faults::rule> fault_rules;
+    std::uint64_t fault_seed = 1;
     double client_timeout_ms = 60000;    // the end user gives up (bounds phantoms)
     std::optional<double> slo;           // availability objective in (0, 1), for the budget
     enum class mode { automatic, fast, events } engine = mode::automatic;
