@@ -53,8 +53,9 @@ TEST_CASE("record and replay: a live run's decisions come back the same from its
           Type: Api
           Properties: {Path: /fake, Method: post}
 )");
-    // A reserved concurrency the burst overruns, a phantom every 7th request, an injected
-    // handler error by chance (so the seed matters), and an injected crash on the 9th.
+    // A reserved concurrency the burst overruns, an injected crash on a marked request, a
+    // phantom every 7th request, an injected handler error by chance (so the seed matters),
+    // and a throttle on the Invoke API.
     app.write("coldbrew.yaml", R"(functions:
   Fake:
     reserved_concurrency: 4
@@ -62,8 +63,8 @@ TEST_CASE("record and replay: a live run's decisions come back the same from its
       init_duration: fixed(300ms)
 faults:
   rules:
+    - {name: crash-marked, route: POST /fake, headers: {x-crash: "yes"}, fault: {kind: function_error, mode: exit, after: 0ms}}
     - {name: lose-7th, route: POST /fake, every_nth: 7, fault: {kind: phantom, when: after}}
-    - {name: crash-9th, route: POST /fake, nth: 9, fault: {kind: function_error, mode: exit, after: 0ms}}
     - {name: oops, route: POST /fake, probability: 0.2, fault: {kind: function_error, mode: handler}}
     - {name: invoke-throttle, route: Invoke Fake, nth: 2, fault: {kind: throttle}}
 )");
@@ -95,9 +96,12 @@ faults:
                                   R"({"name":"late-503","route":"POST /fake","nth":2,"fault":{"kind":"gateway_error","status":503}})",
                                   {{"Content-Type", "application/json"}});
         REQUIRE(added.status == 201);
-        for (int i = 0; i < 3; ++i)
-            http_attempt(port, "POST", "/fake", R"({"sleep_ms":1})",
-                         {{"Content-Type", "application/json"}}, std::chrono::seconds(10));
+        // One at a time: the marked request's environment is killed (and discarded).
+        for (int i = 0; i < 4; ++i) {
+            std::vector<std::pair<std::string, std::string>> h{{"Content-Type", "application/json"}};
+            if (i == 0) h.emplace_back("x-crash", "yes");
+            http_attempt(port, "POST", "/fake", R"({"sleep_ms":1})", h, std::chrono::seconds(10));
+        }
         cb.signal(SIGINT);
         REQUIRE(cb.wait_exit() == 0);
     }
@@ -109,7 +113,7 @@ faults:
     // Everything the test set up was decided live.
     const std::string all = read_file(live);
     CHECK(all.find(R"("rule":"lose-7th")") != std::string::npos);
-    CHECK(all.find(R"("rule":"crash-9th")") != std::string::npos);
+    CHECK(all.find(R"("rule":"crash-marked")") != std::string::npos);
     CHECK(all.find(R"("rule":"invoke-throttle")") != std::string::npos);
     CHECK(all.find(R"("rule":"late-503")") != std::string::npos);
     CHECK(all.find(R"("event":"throttled")") != std::string::npos);

@@ -101,7 +101,7 @@ std::vector<std::string> shape(const std::vector<std::string>& lines) {
 }
 
 const std::string created0 =
-    R"({"event":"created","function":"Hello","request":0,"environment":0,"init_ms":{"runtime":100,"package":0,"vpc":0,"extensions":0,"total":100},"max_lifetime_ms":3600000})";
+    R"({"event":"created","function":"Hello","request":0,"environment":0,"init_ms":{"runtime":100.00,"package":0.00,"vpc":0.00,"extensions":0.00,"total":100.00},"max_lifetime_ms":3600000.00})";
 
 }  // namespace
 
@@ -116,7 +116,7 @@ TEST_CASE("replay: a phantom rule by nth fires on the second request only", "[un
     const auto lines = f.run();
     REQUIRE(lines.size() == 5);
     CHECK(lines[0] == created0);
-    CHECK(lines[1] == R"({"event":"idle","function":"Hello","environment":0,"keep_alive_ms":1000})");
+    CHECK(lines[1] == R"({"event":"idle","function":"Hello","environment":0,"keep_alive_ms":1000.00})");
     CHECK(lines[2] ==
           R"({"event":"fault","front":"gateway","route":"GET /hello","method":"GET","rule":"lose-2nd","kind":"phantom","k":1,"action":"phantom_before","client":"timeout"})");
     CHECK(lines[3] == R"({"event":"reused","function":"Hello","request":1,"environment":0})");
