@@ -101,7 +101,7 @@ struct recorded_request {
     std::string path;
     std::string function;            // logical id of the function it invokes ("" for none)
     std::string function_name;       // its deployed FunctionName
-    std::vector<std::pair<std::string, std::string>> headers;  // lower-case names
+    std::vector<std::pair<std::string, std::string>> headers;  // as the front passed them
     std::string state_machine, state_machine_name, state, state_path;  // states front
     std::string dependency;          // dependency front: the dependency's name
     std::string on;                  // dependency front: "connect" | "request"
