@@ -79,6 +79,11 @@ faults:
         const int port = cb.wait_for_port();
         const int invoke_port = cb.wait_for_invoke_port();
         const int admin_port = cb.wait_for_admin_port();
+        // Asynchronous invocations: the event queue invokes the pool with no decision first.
+        for (int i = 0; i < 2; ++i)
+            REQUIRE(http_request(invoke_port, "POST", "/2015-03-31/functions/Fake/invocations",
+                                 R"({"sleep_ms":5})", {{"X-Amz-Invocation-Type", "Event"}})
+                        .status == 202);
         // 40 gateway requests over 8 connections at once, and 8 Invoke API calls.
         std::vector<std::thread> clients;
         for (int c = 0; c < 8; ++c)
@@ -118,6 +123,7 @@ faults:
     CHECK(all.find(R"("rule":"late-503")") != std::string::npos);
     CHECK(all.find(R"("event":"throttled")") != std::string::npos);
     CHECK(all.find(R"("event":"discarded")") != std::string::npos);
+    CHECK(read_file(rec).find(R"("request":null)") != std::string::npos);  // the async ones
 
     auto sim = run_to_exit({"sim", app.path().string(), "--replay", rec.string(),
                             "--decision-log", replayed.string(), "--compare", live.string()});
