@@ -802,6 +802,13 @@ int run_up(const load_flags& lf, int port, const std::string& host,
                                  "change retires environments, which a replay cannot repeat\n");
             return 2;
         }
+        if (stack.settings.decision_log &&
+            std::filesystem::absolute(tf.record) ==
+                std::filesystem::absolute(*stack.settings.decision_log)) {
+            std::fprintf(stderr, "coldbrew: --record and --decision-log name the same file; "
+                                 "give each its own\n");
+            return 2;
+        }
         models::sim::record_header h;
         h.seed = seed;
         h.time_scale = stack.settings.time_scale;
