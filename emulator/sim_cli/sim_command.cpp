@@ -99,6 +99,30 @@ void print_text(const json& r, const std::string& title, std::ostream& out) {
         << "; duplicate side effects " << r["duplicates"].get<std::uint64_t>() << "\n";
     out << "  cold starts   " << fixed(num(r["cold_start_share"]["invocations_percent"]), 3)
         << "% of invocations, " << fixed(num(r["cold_start_share"]["requests_percent"]), 3) << "% of requests\n";
+    if (r.contains("faults")) {
+        // As the live run summary words it.
+        const json& f = r["faults"];
+        std::string text;
+        for (const auto& [kind, n] : f["by_kind"].items())
+            text += (text.empty() ? "" : ", ") + kind + ": " + with_commas(n.get<std::uint64_t>());
+        if (text.empty()) text = "none";
+        text += " (" + with_commas(f["decisions"].get<std::uint64_t>()) + " attempts decided by the fault rules)";
+        if (f["missed"].get<std::uint64_t>())
+            text += "; missed: " + with_commas(f["missed"].get<std::uint64_t>()) +
+                    " (the handler answered before the injected kill)";
+        out << "  faults        " << text << "\n";
+        if (f.contains("not_simulated"))
+            for (const auto& [kind, n] : f["not_simulated"].items())
+                out << "                  " << kind << " " << with_commas(n.get<std::uint64_t>())
+                    << ": decided and counted, not simulated (no payload sizes)\n";
+    }
+    if (r.contains("approximations"))
+        for (const auto& a : r["approximations"]) {
+            std::string who;
+            if (a.contains("components"))
+                for (const auto& n : a["components"]) who += (who.empty() ? "" : ", ") + n.get<std::string>();
+            out << "  approximated  " << (who.empty() ? "" : who + ": ") << a["note"].get<std::string>() << "\n";
+        }
     const json& c = r["cost"];
     out << "  cost          " << dollars(num(c["per_million_requests"])) << " per million requests (prices "
         << c["region"].get<std::string>() << ", " << c["prices_date"].get<std::string>() << ")\n";

@@ -763,6 +763,66 @@ double round3(double v) {
     return std::round(v * 1000) / 1000;
 }
 
+}  // namespace
+
+// --- the decision, step by step -----------------------------------------------------------
+
+bool matches(const rule& r, const fault_kind& kind, const request_facts& facts) {
+    if (r.only_front && *r.only_front != facts.where) return false;
+    // A rule for any front never fires where its kind means nothing (a phantom on a
+    // dependency, a refuse on the gateway).
+    if (!kind.applies_to(facts.where)) return false;
+    if (facts.where == front::dependency) {
+        if (!r.dependency.empty() && r.dependency != facts.dependency) return false;
+        if (r.on && *r.on != facts.on) return false;
+        if (kind.connect_only && facts.on != dependency_phase::connect) return false;
+    }
+    if (facts.authorizer && r.function.empty()) return false;
+    if (!r.function.empty() && r.function != facts.function && r.function != facts.function_name)
+        return false;
+    if (!r.state_machine.empty() && r.state_machine != facts.state_machine &&
+        r.state_machine != facts.state_machine_name)
+        return false;
+    if (!r.state.empty() && r.state != facts.state && r.state != facts.state_path) return false;
+    if (!r.route.empty() && r.route != facts.route) return false;
+    if (!r.method.empty() && !iequals(r.method, facts.method)) return false;
+    if (!r.path.empty() && !glob_match(r.path, facts.path)) return false;
+    return headers_match(r, facts);
+}
+
+bool in_window(const rule& r, double elapsed_ms) {
+    if (r.window_from_ms && elapsed_ms < *r.window_from_ms) return false;
+    if (r.window_until_ms && elapsed_ms >= *r.window_until_ms) return false;
+    return true;
+}
+
+bool selects(const rule& r, std::uint64_t k) {
+    switch (r.selector) {
+    case index_selector::every:
+        return true;
+    case index_selector::nth:
+        return k + 1 == r.selector_n;
+    case index_selector::every_nth:
+        return (k + 1) % r.selector_n == 0;
+    case index_selector::first:
+        return k < r.selector_n;
+    }
+    return true;
+}
+
+bool fires(const rule& r, const random_source& rng, std::string_view key, std::uint64_t k) {
+    if (!selects(r, k)) return false;
+    // 1 and 0 decide without a draw, so "probability": 1 never depends on the seed.
+    if (r.probability <= 0) return false;
+    return r.probability >= 1 || rng.uniform("fault", key, k) < r.probability;
+}
+
+void apply(const rule& r, const random_source& rng, std::string_view key, std::uint64_t k,
+           front where, plan& p) {
+    p = plan{};
+    r.fault->apply(apply_context{rng, key, k, where}, p);
+}
+
 std::string log_line(const request_facts& facts, const decision& d) {
     // ordered_json keeps insertion order: the line reads the same in every run.
     nlohmann::ordered_json j;
@@ -809,8 +869,6 @@ std::string log_line(const request_facts& facts, const decision& d) {
     // exception.
     return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
-
-}  // namespace
 
 void decider::set_rules(std::vector<rule> rules, double now_ms) {
     check_batch(rules, {}, registry_);
@@ -884,53 +942,14 @@ decision decider::decide(const request_facts& facts, double now_ms) {
     // does not advance for this request: a rule's count is of the requests that reached it.
     for (std::size_t i = 0; i < rules_.size(); ++i) {
         const rule& r = rules_[i];
-        if (r.only_front && *r.only_front != facts.where) continue;
-        // A rule for any front never fires where its kind means nothing (a phantom on a
-        // dependency, a refuse on the gateway); check_batch made sure the kind is there.
+        // check_batch made sure the kind is there.
         const fault_kind* kind = registry_.find(r.kind);
-        if (!kind || !kind->applies_to(facts.where)) continue;
-        if (facts.where == front::dependency) {
-            if (!r.dependency.empty() && r.dependency != facts.dependency) continue;
-            if (r.on && *r.on != facts.on) continue;
-            if (kind->connect_only && facts.on != dependency_phase::connect) continue;
-        }
-        if (facts.authorizer && r.function.empty()) continue;
-        if (!r.function.empty() && r.function != facts.function &&
-            r.function != facts.function_name)
-            continue;
-        if (!r.state_machine.empty() && r.state_machine != facts.state_machine &&
-            r.state_machine != facts.state_machine_name)
-            continue;
-        if (!r.state.empty() && r.state != facts.state && r.state != facts.state_path) continue;
-        if (!r.route.empty() && r.route != facts.route) continue;
-        if (!r.method.empty() && !iequals(r.method, facts.method)) continue;
-        if (!r.path.empty() && !glob_match(r.path, facts.path)) continue;
-        if (!headers_match(r, facts)) continue;
-        const double elapsed_ms = now_ms - added_ms_[i];
-        if (r.window_from_ms && elapsed_ms < *r.window_from_ms) continue;
-        if (r.window_until_ms && elapsed_ms >= *r.window_until_ms) continue;
+        if (!kind || !matches(r, *kind, facts)) continue;
+        if (!in_window(r, now_ms - added_ms_[i])) continue;
 
         std::string key = r.name + "|" + std::string(facts.route);
         const std::uint64_t k = seen_[key]++;
-
-        bool selected = true;
-        switch (r.selector) {
-        case index_selector::every:
-            break;
-        case index_selector::nth:
-            selected = k + 1 == r.selector_n;
-            break;
-        case index_selector::every_nth:
-            selected = (k + 1) % r.selector_n == 0;
-            break;
-        case index_selector::first:
-            selected = k < r.selector_n;
-            break;
-        }
-        if (!selected) continue;
-        // 1 and 0 decide without a draw, so "probability": 1 never depends on the seed.
-        if (r.probability <= 0) continue;
-        if (r.probability < 1 && !(rng_.uniform("fault", key, k) < r.probability)) continue;
+        if (!fires(r, rng_, key, k)) continue;
 
         d.rule = r.name;
         d.kind = r.kind;
@@ -940,7 +959,7 @@ decision decider::decide(const request_facts& facts, double now_ms) {
             d.overflow = true;
             ++counters_.overflow;
         } else {
-            r.fault->apply(apply_context{rng_, key, k, facts.where}, d.p);
+            apply(r, rng_, key, k, facts.where, d.p);
             d.deferred = facts.counted_by_caller;
             if (!d.deferred) count_fired(d);
             if (d.p.injects()) {

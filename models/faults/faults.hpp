@@ -342,6 +342,33 @@ struct decision {
     std::string log_line;
 };
 
+// ---- the decision, step by step ---------------------------------------------------------
+// decider::decide is these, in this order, over its rules; the simulator (models/sim) calls
+// the same functions for the requests it stands in for, so a what-if run and a live run of
+// the same request sequence take the same decisions with the same draws.
+
+// Whether `r`, of kind `kind`, matches `facts` on everything but its window and its request
+// index: front (and the kind's fronts), dependency and phase, authorizer, function (logical
+// id or FunctionName), state machine, state, route, method (case-insensitive), path (glob)
+// and headers (a rule with header matchers never matches facts without headers).
+bool matches(const rule& r, const fault_kind& kind, const request_facts& facts);
+// Whether `elapsed_ms` since the rule was added lies in its window (always, without one).
+bool in_window(const rule& r, double elapsed_ms);
+// Whether the k-th (0-based) request the rule matched on a route is one its nth / every_nth /
+// first selector chooses (every request without a selector).
+bool selects(const rule& r, std::uint64_t k);
+// Whether the rule fires for the k-th request it matched, `key` being "<rule>|<route>": its
+// selector, then its probability, drawn as rng.uniform("fault", key, k) < probability
+// (probability 1 and 0 decide without a draw).
+bool fires(const rule& r, const random_source& rng, std::string_view key, std::uint64_t k);
+// The plan of a rule that fired: `p` reset to pass, then the kind's apply() with the same
+// key and k (a kind draws only with (stream "fault-<kind>", key, k)).
+void apply(const rule& r, const random_source& rng, std::string_view key, std::uint64_t k,
+           front where, plan& p);
+// The decision-log line of `d` for `facts`, as decision::log_line describes it ("" is not
+// special-cased: call it for a decision where a rule fired).
+std::string log_line(const request_facts& facts, const decision& d);
+
 // "Fired" counts are of faults injected and not taken back by decider::missed; entries that
 // drop to 0 are erased, so every map lists only what happened and all of them sum to the same
 // total.

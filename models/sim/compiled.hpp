@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "models/coldstart/cold_start.hpp"
 #include "models/distribution/distribution.hpp"
+#include "models/faults/faults.hpp"
 #include "models/retry/backoff.hpp"
 #include "models/sim/engine.hpp"
 #include "models/sim/scenario.hpp"
@@ -84,6 +86,57 @@ struct c_hop {
     std::uint32_t cache = none;
     bool async = false;
     std::uint32_t quota = none;     // sdk_standard: index of this site's retry quota
+    // A step that stands for a live request (step::live): its index into compiled::live
+    // (none otherwise), and the fault rules its static facts match, in rule order (a range
+    // of compiled::rule_refs; empty when no rule can match it).
+    std::uint32_t live = none;
+    range rules;
+};
+
+struct compiled;
+
+// A fault rule that can match a hop's live request: everything faults::matches checks was
+// checked at compile time (it depends only on the request's facts); what is left per attempt
+// is the window, the count k, the selector and the probability.
+struct c_rule_ref {
+    std::uint32_t rule = 0;   // index into scenario::fault_rules
+    std::uint32_t slot = 0;   // its (rule, route) count and draw key: compiled::fault_keys
+    bool windowed = false;
+};
+
+// One hop's live request as the decider sees it (views into the scenario's live_request).
+struct c_live {
+    const live_request* src = nullptr;
+    faults::request_facts facts;
+};
+
+// What an attempt does under the plan of a fault rule (faults::plan, mapped once per attempt
+// to the sim's outcomes; see engine.hpp).
+struct sim_fault {
+    enum class kind : std::uint8_t {
+        pass,         // runs normally (also slow_response: no payload sizes are simulated)
+        lost_before,  // never runs; the caller waits its timeout (or learns at once: reset)
+        lost_after,   // runs; the answer is lost
+        fail_now,     // answered at once with `cause` (gateway_error, handler_error, throttle,
+                      // reset); no invocation
+        exit,         // runs, and is killed `kill_after_ms` after delivery (after Init)
+    };
+    kind type = kind::pass;
+    bool at_once = false;        // lost_*: the client sees a reset instead of waiting
+    int cause = 0;               // fail_now
+    double kill_after_ms = 0;    // exit
+    double delay_ms = 0;         // waited before the attempt
+    std::uint32_t rule = none;   // the rule that fired (index into scenario::fault_rules)
+};
+
+// The per-run (chunk or replication) state of the fault decisions: a run is a fresh live run
+// of the stack, so counting starts at k = 0 and the seed is the scenario's fault_seed for
+// chunk 0 and one derived from (fault_seed, chunk) for every later chunk.
+struct fault_state {
+    random_source rng{1};
+    std::vector<std::uint64_t> seen;  // per slot: requests matched so far
+    faults::plan plan;                // the last plan, reused
+    void start(const compiled& m, std::uint64_t chunk);
 };
 
 struct c_comp {
@@ -128,12 +181,33 @@ struct compiled {
     std::vector<std::uint32_t> functions;  // component index per function
     double mean_rate_per_s = 0;
     retry_policy no_retry;
+    // Fault rules (scenario::fault_rules) for the hops that carry a live request.
+    faults::fault_registry fault_kinds;    // the built-in kinds, for each rule's fronts
+    std::vector<c_live> live;
+    std::vector<c_rule_ref> rule_refs;
+    std::vector<std::string> fault_keys;   // per slot: "<rule>|<route>", the draw key
+    // A rule that can match some hop counts requests (nth, every_nth, first) or has a window:
+    // its decisions depend on the order of attempts in time (the events engine only). The
+    // name of the first such rule, "" when none.
+    std::string ordered_rule;
+    const std::function<void(const fault_record&)>* on_fault = nullptr;  // run_options
 };
 
 // Throws std::invalid_argument (cycles, unknown runtimes, …).
 void compile(const scenario& s, compiled& out);
 
 std::uint32_t draw_key(const c_comp& c, double u);
+
+// The fault decision for one attempt at hop `h` at `now_ms` (since the chunk began): the hop's
+// rules in order through faults::in_window, faults::fires and faults::apply, exactly as
+// faults::decider::decide takes them (no cap on active faults: the simulation has none).
+// Counts the decision in out.faults (decisions, fired by rule and action) and reports it to
+// on_fault when set. Returns the mapped action; rule == none when nothing fired.
+sim_fault decide_fault(const compiled& m, const c_hop& h, fault_state& fs, double now_ms,
+                       std::uint64_t chunk, run_result& out);
+// A function_exit's outcome at the end of its execution: killed (the fault reached the
+// caller) or answered first (missed, as the live decider counts it).
+void count_exit(const compiled& m, std::uint32_t rule, bool killed, run_result& out);
 
 // Retry bookkeeping for one call across its attempts.
 struct retry_state {

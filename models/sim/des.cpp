@@ -75,6 +75,7 @@ struct call_frame {
     bool waiting = false;          // an attempt is out
     bool phantom = false;          // the current attempt was lost
     outcome pending;               // an answer delivered through an event
+    sim_fault fa;                  // the current attempt's fault plan (fault rules)
 };
 
 struct exec_frame {
@@ -82,15 +83,24 @@ struct exec_frame {
     std::uint32_t call = 0, call_gen = 0;
     double arrived = 0, start = 0, kill_at = inf;
     double ready_at = 0;
-    bool killed = false;           // its own latency ran past its timeout
+    bool killed = false;           // its own latency ran past its timeout (or an injected exit)
+    bool crashed = false;          // killed by an injected exit, not by its timeout
     bool lost_after = false;
+    // A phantom-after rule: whatever it answers is lost; the caller learns at once (reset)
+    // or waits its timeout.
+    bool lost_rule = false, lost_at_once = false;
+    double exit_after_ms = -1;     // an injected exit: ms after delivery; < 0 = none
+    std::uint32_t exit_rule = none;
     std::uint32_t slot = none;
     std::uint64_t environment = 0;
     bool has_environment = false;
     double init_ms = 0;
 };
 
-enum class ev : std::uint8_t { arrival, exec_ready, call_timeout, call_retry, call_answer, hop_timer };
+enum class ev : std::uint8_t {
+    arrival, exec_ready, call_timeout, call_retry, call_answer, hop_timer,
+    attempt_go,  // an attempt's injected delay is over
+};
 
 struct event {
     double t;
@@ -235,6 +245,7 @@ public:
         }
         heap_.reserve(1024);
         timers_.resize(m.hops.size());
+        if (!m.live.empty()) faults_.start(m, replication_);
     }
 
     void run(const des_plan& plan, std::uint64_t requests) {
@@ -252,6 +263,9 @@ public:
             case ev::exec_ready: on_exec_ready(e.id, now); break;
             case ev::call_timeout: on_call_timeout(e.id, e.gen, now); break;
             case ev::call_retry: start_attempt(e.id, now); break;
+            case ev::attempt_go:
+                if (calls_[e.id].gen == e.gen && calls_[e.id].waiting) run_attempt(e.id, now);
+                break;
             case ev::call_answer:
                 if (calls_[e.id].gen == e.gen && calls_[e.id].waiting)
                     answer(e.id, calls_[e.id].pending, now);
@@ -523,29 +537,72 @@ private:
     void start_attempt(std::uint32_t id, double now) {
         call_frame& f = calls_[id];
         const c_hop& h = m_.hops[f.hop];
-        const c_comp& c = m_.comps[h.comp];
         component_counts& k = out_.components[h.comp];
-        draw& d = *reqs_[f.req].rng;
         ++f.st.attempts;
         ++k.attempts;
         ++f.gen;
         f.waiting = true;
         f.phantom = false;
         f.limit = std::min(f.abandon_at, now + h.timeout_ms);
+        f.fa = sim_fault{};
+        if (h.live != none) {
+            f.fa = decide_fault(m_, h, faults_, now, replication_, out_);
+            if (f.fa.delay_ms > 0) {
+                // The delay comes first; the attempt's timeout starts after it (as the live
+                // gateway's integration timeout does), the caller's deadline does not move.
+                const double go = now + f.fa.delay_ms;
+                f.limit = std::min(f.abandon_at, go + h.timeout_ms);
+                if (go >= f.abandon_at) {
+                    if (f.fa.type == sim_fault::kind::exit) count_exit(m_, f.fa.rule, false, out_);
+                    f.pending = failure(cause_timeout, h.comp);
+                    push(f.abandon_at, ev::call_answer, id, f.gen);
+                    return;
+                }
+                push(go, ev::attempt_go, id, f.gen);
+                return;
+            }
+        }
+        run_attempt(id, now);
+    }
+
+    // The attempt proper, once any injected delay is over: the fault plan, the component's
+    // own availability draw, then admission and service.
+    void run_attempt(std::uint32_t id, double now) {
+        call_frame& f = calls_[id];
+        const c_hop& h = m_.hops[f.hop];
+        const c_comp& c = m_.comps[h.comp];
+        component_counts& k = out_.components[h.comp];
+        draw& d = *reqs_[f.req].rng;
+        const sim_fault fa = f.fa;
+        if (fa.type == sim_fault::kind::fail_now ||
+            (fa.type == sim_fault::kind::lost_before && fa.at_once)) {
+            f.pending = failure(fa.type == sim_fault::kind::fail_now ? fa.cause : cause_phantom, h.comp);
+            push(now, ev::call_answer, id, f.gen);
+            return;
+        }
+        if (fa.type == sim_fault::kind::lost_before) {
+            f.phantom = true;  // never reaches the component; the timeout answers
+            arm_timeout(id, now);
+            return;
+        }
+        const bool exit = fa.type == sim_fault::kind::exit;
 
         const double u = d.uniform();
         if (u < c.p_error) {
+            if (exit) count_exit(m_, fa.rule, false, out_);
             const double at = now + std::max(0.0, c.latency_sampler(d));
             f.pending = at > f.limit ? failure(cause_timeout, h.comp) : failure(cause_error, h.comp);
             push(std::min(at, f.limit), ev::call_answer, id, f.gen);
             return;
         }
         if (u < c.p_phantom) {
+            if (exit) count_exit(m_, fa.rule, false, out_);
             f.phantom = true;  // nothing comes back; the timeout answers
             arm_timeout(id, now);
             return;
         }
-        const bool lost_after = u < c.p_phantom_after;
+        const bool lost_rule = fa.type == sim_fault::kind::lost_after;
+        const bool lost_after = u < c.p_phantom_after || lost_rule;
 
         // Admission: a function's pool, or the component's (shard's) servers.
         std::uint32_t slot = none;
@@ -557,6 +614,7 @@ private:
             pool.expire(now);
             const placement p = pool.acquire(now);
             if (p.kind == placement_kind::throttle || p.kind == placement_kind::wait) {
+                if (exit) count_exit(m_, fa.rule, false, out_);
                 f.pending = failure(cause_throttle, h.comp);
                 push(now, ev::call_answer, id, f.gen);
                 return;
@@ -576,6 +634,7 @@ private:
             if (busy_[slot] >= m_.slot_concurrency[slot]) {
                 const long long q = m_.slot_queue[slot];
                 if (q >= 0 && static_cast<long long>(waiting_[slot].size()) >= q) {
+                    if (exit) count_exit(m_, fa.rule, false, out_);
                     f.pending = failure(cause_throttle, h.comp);
                     push(now, ev::call_answer, id, f.gen);
                     return;
@@ -596,6 +655,11 @@ private:
         e.has_environment = has_environment;
         e.init_ms = init;
         e.killed = false;
+        e.crashed = false;
+        e.lost_rule = lost_rule;
+        e.lost_at_once = lost_rule && fa.at_once;
+        e.exit_after_ms = exit ? fa.kill_after_ms : -1;
+        e.exit_rule = exit ? fa.rule : none;
         ++reqs_[f.req].open;
         if (slot != none) {
             ++k.admitted;
@@ -630,8 +694,13 @@ private:
             out_.components[e.comp].queue_wait_us +=
                 static_cast<std::uint64_t>((now - e.arrived) * 1000.0 + 0.5);
         e.start = now;
-        // The timeout starts after Init (see engine.cpp).
+        // The timeout starts after Init (see engine.cpp), and so does an injected exit's wait:
+        // it counts from the invocation's delivery.
         e.kill_at = now + e.init_ms + c.timeout_ms;
+        if (e.exit_after_ms >= 0 && now + e.init_ms + e.exit_after_ms < e.kill_at) {
+            e.kill_at = now + e.init_ms + e.exit_after_ms;
+            e.crashed = true;
+        }
         const double lat = std::max(0.0, c.latency_sampler(d));
         double ready = now + e.init_ms + lat;
         if (ready >= e.kill_at) {
@@ -646,7 +715,7 @@ private:
         exec_frame& e = execs_[x];
         const c_comp& c = m_.comps[e.comp];
         if (e.killed) {
-            outcome o = failure(cause_timeout, e.comp);
+            outcome o = failure(e.crashed ? cause_error : cause_timeout, e.comp);
             finish_exec(x, o, now);
             return;
         }
@@ -670,7 +739,7 @@ private:
         o.ok = false;
         if (now >= e.kill_at) {
             e.killed = true;
-            o.cause = o.root_cause = cause_timeout;
+            o.cause = o.root_cause = e.crashed ? cause_error : cause_timeout;
             o.root = e.comp;
         } else {
             o.cause = cause_error;  // the caller sees this component fail
@@ -698,8 +767,11 @@ private:
         }
         if (e.has_environment) {
             pool_policy& pool = *pools_[c.function];
+            // Lambda resets an environment after a timeout; a crashed one is gone (the live
+            // pool discards it with the reason its kill gave).
             if (e.killed)
-                pool.discard(e.environment, now, "timeout");  // Lambda resets the environment
+                pool.discard(e.environment, now,
+                             e.crashed ? "injected function error" : "timeout");
             else
                 pool.release(e.environment, now);
         }
@@ -723,12 +795,14 @@ private:
             ++k.effects;
             add_effect(e.req, e.hop);
         }
-        if (o.ok && e.lost_after) o = failure(cause_phantom, e.comp);
+        if (e.exit_rule != none) count_exit(m_, e.exit_rule, o.ok, out_);
+        // A phantom-after rule loses whatever the function answered.
+        if ((o.ok && e.lost_after) || e.lost_rule) o = failure(cause_phantom, e.comp);
         call_frame& f = calls_[e.call];
         const bool current = f.gen == e.call_gen && f.waiting;
         const std::uint32_t req = e.req;
         if (current) {
-            if (o.ok || o.cause != cause_phantom)
+            if (o.ok || o.cause != cause_phantom || e.lost_at_once)
                 answer(e.call, o, now);
             else
                 f.phantom = true;  // the timeout will answer
@@ -813,6 +887,7 @@ private:
     std::vector<std::deque<std::uint32_t>> waiting_;
     std::unique_ptr<account_concurrency> account_;
     std::vector<std::unique_ptr<pool_policy>> pools_;
+    fault_state faults_;
 };
 
 }  // namespace

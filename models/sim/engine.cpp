@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -55,6 +56,20 @@ void component_counts::merge(const component_counts& o) {
     latency.merge(o.latency);
 }
 
+void fault_counts::merge(const fault_counts& o) {
+    decisions += o.decisions;
+    if (fired.size() < o.fired.size()) fired.resize(o.fired.size());
+    for (std::size_t i = 0; i < o.fired.size(); ++i) fired[i] += o.fired[i];
+    if (missed.size() < o.missed.size()) missed.resize(o.missed.size());
+    for (std::size_t i = 0; i < o.missed.size(); ++i) missed[i] += o.missed[i];
+}
+
+std::uint64_t fault_counts::total() const {
+    std::uint64_t n = 0;
+    for (const auto v : fired) n += v;
+    return n;
+}
+
 void run_result::merge(const run_result& o) {
     requests += o.requests;
     successes += o.successes;
@@ -65,6 +80,7 @@ void run_result::merge(const run_result& o) {
     latency_all.merge(o.latency_all);
     if (components.size() < o.components.size()) components.resize(o.components.size());
     for (std::size_t i = 0; i < o.components.size(); ++i) components[i].merge(o.components[i]);
+    faults.merge(o.faults);
 }
 
 std::optional<int> retry_policy::uniform_attempts() const {
@@ -157,6 +173,29 @@ std::uint32_t add_hop(const scenario& s, compiled& out, const step& st, std::uin
     if (!st.timeout_ms && target.kind == service_kind::lambda) h.timeout_ms += 10000;
     if (!(h.timeout_ms < inf)) h.timeout_ms = s.client_timeout_ms;
     h.async = st.async;
+    if (st.live) {
+        const live_request& l = *st.live;
+        if (l.where == faults::front::dependency)
+            invalid("call to '" + target.name + "': a live request on the dependency front is not "
+                    "simulated (connections and request turns on a proxy); give the dependency "
+                    "an availability instead");
+        c_live cl;
+        cl.src = &l;
+        faults::request_facts& f = cl.facts;
+        f.where = l.where;
+        f.function = l.function;
+        f.function_name = l.function_name;
+        f.route = l.route;
+        f.method = l.method;
+        f.path = l.path;
+        f.state_machine = l.state_machine;
+        f.state_machine_name = l.state_machine_name;
+        f.state = l.state;
+        f.state_path = l.state_path;
+        // No headers: a simulated request has none, so header matchers never match.
+        h.live = static_cast<std::uint32_t>(out.live.size());
+        out.live.push_back(cl);
+    }
     if (h.retry->type == retry_policy::kind::sdk_standard) {
         h.quota = out.quota_count++;
         out.quota_config.push_back(h.retry->sdk);
@@ -225,6 +264,44 @@ std::uint64_t count_call_steps(const std::vector<step>& seq) {
             for (const auto& b : st.branches) n += count_call_steps(b);
     }
     return n;
+}
+
+// The rules each live hop's facts match (faults::matches, in rule order), their (rule, route)
+// slots and draw keys.
+void compile_faults(const scenario& s, compiled& out) {
+    faults::register_builtin_faults(out.fault_kinds);
+    for (std::size_t i = 0; i < s.fault_rules.size(); ++i) {
+        const faults::rule& r = s.fault_rules[i];
+        if (!r.fault) invalid("fault rule '" + r.name + "' has no fault");
+        if (!out.fault_kinds.find(r.kind))
+            invalid("fault rule '" + r.name + "': the simulator knows the built-in fault kinds, "
+                    "not '" + r.kind + "'");
+    }
+    std::map<std::string, std::uint32_t, std::less<>> slots;
+    for (c_hop& h : out.hops) {
+        if (h.live == none) continue;
+        const c_live& l = out.live[h.live];
+        h.rules.first = static_cast<std::uint32_t>(out.rule_refs.size());
+        for (std::size_t i = 0; i < s.fault_rules.size(); ++i) {
+            const faults::rule& r = s.fault_rules[i];
+            if (!faults::matches(r, *out.fault_kinds.find(r.kind), l.facts)) continue;
+            std::string key = r.name + "|" + l.src->route;
+            auto it = slots.find(key);
+            if (it == slots.end()) {
+                it = slots.emplace(key, static_cast<std::uint32_t>(out.fault_keys.size())).first;
+                out.fault_keys.push_back(std::move(key));
+            }
+            c_rule_ref ref;
+            ref.rule = static_cast<std::uint32_t>(i);
+            ref.slot = it->second;
+            ref.windowed = r.window_from_ms.has_value() || r.window_until_ms.has_value();
+            if ((ref.windowed || r.selector != faults::index_selector::every) &&
+                out.ordered_rule.empty())
+                out.ordered_rule = r.name;
+            out.rule_refs.push_back(ref);
+        }
+        h.rules.count = static_cast<std::uint32_t>(out.rule_refs.size()) - h.rules.first;
+    }
 }
 
 }  // namespace
@@ -335,6 +412,118 @@ void compile(const scenario& s, compiled& out) {
         out.comps[i].body = bodies[i];
     }
     if (out.flow.count == 0) invalid("the flow makes no calls");
+    compile_faults(s, out);
+}
+
+void fault_state::start(const compiled& m, std::uint64_t chunk) {
+    // Chunk 0 decides as a live run with fault_seed would; later chunks are further runs,
+    // each with its own seed, so their draws are independent of the first's.
+    const std::uint64_t seed =
+        chunk == 0 ? m.s->fault_seed
+                   : random_source(m.s->fault_seed).bits("sim-fault-seed", "chunk", chunk);
+    rng = random_source(seed);
+    seen.assign(m.fault_keys.size(), 0);
+}
+
+namespace {
+
+std::size_t exit_action_index() {
+    static const std::size_t i = faults::action(faults::actions::function_exit{}).index();
+    return i;
+}
+
+void size_fault_counts(const compiled& m, fault_counts& c) {
+    const std::size_t rules = m.s->fault_rules.size();
+    if (c.fired.size() < rules * fault_action_count) c.fired.resize(rules * fault_action_count);
+    if (c.missed.size() < rules) c.missed.resize(rules);
+}
+
+// A plan as the sim's outcomes: what the live executor does with it (emulator/front/
+// executor.cpp), on the caller's side of one attempt.
+sim_fault map_plan(const faults::plan& p) {
+    namespace act = faults::actions;
+    sim_fault f;
+    f.delay_ms = p.delay_ms;
+    if (const auto* a = std::get_if<act::phantom_before>(&p.act)) {
+        f.type = sim_fault::kind::lost_before;
+        f.at_once = a->client == faults::client_outcome::reset;
+    } else if (const auto* b = std::get_if<act::phantom_after>(&p.act)) {
+        f.type = sim_fault::kind::lost_after;
+        f.at_once = b->client == faults::client_outcome::reset;
+    } else if (const auto* g = std::get_if<act::gateway_error>(&p.act)) {
+        f.type = sim_fault::kind::fail_now;
+        f.cause = g->status == 429 ? cause_throttle : cause_error;
+    } else if (const auto* x = std::get_if<act::function_exit>(&p.act)) {
+        f.type = sim_fault::kind::exit;
+        f.kill_after_ms = x->kill_after_ms;
+    } else if (std::holds_alternative<act::handler_error>(p.act) ||
+               std::holds_alternative<act::reset>(p.act) ||
+               std::holds_alternative<act::refuse>(p.act)) {
+        f.type = sim_fault::kind::fail_now;
+        f.cause = cause_error;
+    } else if (std::holds_alternative<act::throttle>(p.act)) {
+        f.type = sim_fault::kind::fail_now;
+        f.cause = cause_throttle;
+    } else if (std::holds_alternative<act::hang>(p.act)) {
+        f.type = sim_fault::kind::lost_before;
+    }
+    // pass and slow_response run normally (no payload sizes: a slow answer is not simulated).
+    return f;
+}
+
+}  // namespace
+
+sim_fault decide_fault(const compiled& m, const c_hop& h, fault_state& fs, double now_ms,
+                       std::uint64_t chunk, run_result& out) {
+    sim_fault f;
+    ++out.faults.decisions;
+    const c_live& l = m.live[h.live];
+    const auto& rules = m.s->fault_rules;
+    for (std::uint32_t i = 0; i < h.rules.count; ++i) {
+        const c_rule_ref& ref = m.rule_refs[h.rules.first + i];
+        const faults::rule& r = rules[ref.rule];
+        if (ref.windowed && !faults::in_window(r, now_ms)) continue;
+        const std::string& key = m.fault_keys[ref.slot];
+        const std::uint64_t k = fs.seen[ref.slot]++;
+        if (!faults::fires(r, fs.rng, key, k)) continue;
+        faults::apply(r, fs.rng, key, k, l.facts.where, fs.plan);
+        f = map_plan(fs.plan);
+        f.rule = ref.rule;
+        size_fault_counts(m, out.faults);
+        if (f.type != sim_fault::kind::exit)
+            ++out.faults.fired[ref.rule * fault_action_count + fs.plan.act.index()];
+        if (m.on_fault) {
+            fault_record rec;
+            rec.chunk = chunk;
+            rec.at_ms = now_ms;
+            rec.request = l.src;
+            rec.decision.where = l.facts.where;
+            rec.decision.rule = r.name;
+            rec.decision.kind = r.kind;
+            rec.decision.k = k;
+            rec.decision.p = fs.plan;
+            rec.decision.log_line = faults::log_line(l.facts, rec.decision);
+            (*m.on_fault)(rec);
+        }
+        return f;
+    }
+    if (m.on_fault) {
+        fault_record rec;
+        rec.chunk = chunk;
+        rec.at_ms = now_ms;
+        rec.request = l.src;
+        rec.decision.where = l.facts.where;
+        (*m.on_fault)(rec);
+    }
+    return f;
+}
+
+void count_exit(const compiled& m, std::uint32_t rule, bool answered, run_result& out) {
+    size_fault_counts(m, out.faults);
+    if (answered)
+        ++out.faults.missed[rule];
+    else
+        ++out.faults.fired[rule * fault_action_count + exit_action_index()];
 }
 
 std::uint32_t draw_key(const c_comp& c, double u) {
@@ -425,6 +614,8 @@ public:
 
     void run_chunk(std::uint64_t first, std::uint64_t count) {
         for (auto& q : quotas_) q.reset();
+        chunk_ = first / chunk_requests;
+        if (!m_.live.empty()) faults_.start(m_, chunk_);
         for (std::uint64_t i = 0; i < count; ++i) run_request(first + i);
         ++out_.chunks;
     }
@@ -531,8 +722,25 @@ private:
             }
             ++st.attempts;
             ++k.attempts;
-            const double limit = std::min(abandon_at, t + h.timeout_ms);
-            result a = attempt(hop, c, t);
+            // A fault rule's delay comes before the attempt, and its timeout starts after it
+            // (as the live gateway's integration timeout does).
+            sim_fault fa;
+            double start = t;
+            if (h.live != none) {
+                fa = decide_fault(m_, h, faults_, t, chunk_, out_);
+                start = t + fa.delay_ms;
+            }
+            const double limit = std::min(abandon_at, start + h.timeout_ms);
+            result a;
+            if (start >= abandon_at) {
+                a.ok = false;
+                a.cause = cause_timeout;
+                a.end = inf;
+                if (fa.type == sim_fault::kind::exit) count_exit(m_, fa.rule, false, out_);
+            } else {
+                a = attempt(hop, c, start, fa);
+                if (fa.type == sim_fault::kind::exit) count_exit(m_, fa.rule, a.ok, out_);
+            }
             double seen;
             if (a.end > limit) {
                 seen = limit;
@@ -566,11 +774,24 @@ private:
         }
     }
 
-    // One attempt at `c`; end = inf when the answer never comes (phantom).
-    result attempt(std::uint32_t hop, const c_comp& c, double t) {
+    // One attempt at `c` under the fault plan `fa`; end = inf when the answer never comes
+    // (phantom). For a function_exit, ok says whether the function answered before the kill.
+    result attempt(std::uint32_t hop, const c_comp& c, double t, const sim_fault& fa) {
         const std::uint32_t ci = m_.hops[hop].comp;
         component_counts& k = out_.components[ci];
         result r;
+        if (fa.type == sim_fault::kind::fail_now || fa.type == sim_fault::kind::lost_before) {
+            r.ok = false;
+            r.root = ci;
+            if (fa.type == sim_fault::kind::fail_now) {
+                r.cause = r.root_cause = fa.cause;
+                r.end = t;
+            } else {
+                r.cause = r.root_cause = cause_phantom;
+                r.end = fa.at_once ? t : inf;
+            }
+            return r;
+        }
         const double u = d_->uniform();
         if (u < c.p_phantom_after) {
             if (u < c.p_error) {
@@ -603,13 +824,19 @@ private:
         const double lat = std::max(0.0, c.latency_sampler(*d_));
         // The function's timeout starts after its Init phase, which has a limit of its own
         // (10 s on demand; AWS Lambda Developer Guide, "Lambda execution environment").
-        const double kill = t + init + c.timeout_ms;
+        double kill = t + init + c.timeout_ms;
+        // An injected exit kills it kill_after_ms after delivery (after Init): Runtime.ExitError.
+        int killed_cause = cause_timeout;
+        if (fa.type == sim_fault::kind::exit && t + init + fa.kill_after_ms < kill) {
+            kill = t + init + fa.kill_after_ms;
+            killed_cause = cause_error;
+        }
         double end = t + init + lat;
         bool ok = true;
         if (end >= kill) {
             end = kill;
             ok = false;
-            r.cause = r.root_cause = cause_timeout;
+            r.cause = r.root_cause = killed_cause;
             r.root = ci;
         } else if (c.body.count) {
             const result b = run_seq(c.body, end, kill);
@@ -617,7 +844,7 @@ private:
                 ok = false;
                 if (b.end >= kill) {
                     end = kill;
-                    r.cause = r.root_cause = cause_timeout;
+                    r.cause = r.root_cause = killed_cause;
                     r.root = ci;
                 } else {
                     end = b.end;
@@ -642,6 +869,13 @@ private:
             r.cause = r.root_cause = cause_phantom;
             r.root = ci;
             r.end = inf;
+        }
+        if (fa.type == sim_fault::kind::lost_after) {
+            // A phantom-after rule loses whatever the function answers.
+            r.ok = false;
+            r.cause = r.root_cause = cause_phantom;
+            r.root = ci;
+            r.end = fa.at_once ? end : inf;
         }
         return r;
     }
@@ -676,11 +910,35 @@ private:
     std::vector<std::uint16_t> effects_;
     std::vector<std::uint32_t> touched_;
     std::vector<retry_quota> quotas_;
+    fault_state faults_;
+    std::uint64_t chunk_ = 0;
 };
 
 }  // namespace
 
 }  // namespace detail
+
+namespace {
+
+bool has_live(const std::vector<step>& seq) {
+    for (const step& st : seq) {
+        if (st.live) return true;
+        for (const auto& b : st.branches)
+            if (has_live(b)) return true;
+    }
+    return false;
+}
+
+// A rule whose decisions depend on the order of requests in time: it counts them (nth,
+// every_nth, first) or has a window. "" when none.
+std::string ordered_rule(const scenario& s) {
+    for (const faults::rule& r : s.fault_rules)
+        if (r.selector != faults::index_selector::every || r.window_from_ms || r.window_until_ms)
+            return r.name;
+    return "";
+}
+
+}  // namespace
 
 std::string engine_for(const scenario& s) {
     if (s.engine == scenario::mode::fast) return "fast";
@@ -689,14 +947,33 @@ std::string engine_for(const scenario& s) {
         if (c.cap.limited()) return "events";
         if (c.kind == service_kind::lambda && !c.function.cold_start_share) return "events";
     }
+    if (!ordered_rule(s).empty()) {
+        bool live = has_live(s.flow);
+        for (const entry& e : s.entries) live = live || has_live(e.flow);
+        for (const component& c : s.components) live = live || has_live(c.calls);
+        if (live) return "events";
+    }
     return "fast";
 }
 
 run_result run(const scenario& s, const run_options& opts) {
     detail::compiled m;
     detail::compile(s, m);
+    if (opts.on_fault) m.on_fault = &opts.on_fault;
     const std::string engine = engine_for(s);
     if (engine == "fast") {
+        if (!m.ordered_rule.empty()) {
+            const faults::rule& r = *std::find_if(
+                s.fault_rules.begin(), s.fault_rules.end(),
+                [&](const faults::rule& x) { return x.name == m.ordered_rule; });
+            const bool window = r.window_from_ms || r.window_until_ms;
+            throw std::invalid_argument(
+                "fault rule '" + r.name + "' " +
+                (window ? std::string("has a time window")
+                        : std::string("counts requests (nth, every_nth or first)")) +
+                ": the fast engine decides requests one by one, out of time order and in "
+                "independent chunks; it needs the events engine");
+        }
         for (const component& c : s.components) {
             if (c.cap.limited())
                 throw std::invalid_argument("component '" + c.name +
@@ -725,7 +1002,11 @@ run_result run(const scenario& s, const run_options& opts) {
     const unsigned threads = std::max(1u, std::min<unsigned>(opts.threads, static_cast<unsigned>(
                                                                                std::min<std::uint64_t>(chunk_count, 1024))));
     std::vector<run_result> partial(threads);
-    for (auto& p : partial) p.components.resize(s.components.size());
+    for (auto& p : partial) {
+        p.components.resize(s.components.size());
+        p.faults.fired.resize(s.fault_rules.size() * fault_action_count);
+        p.faults.missed.resize(s.fault_rules.size());
+    }
     std::atomic<std::uint64_t> next{0}, done{0};
     std::mutex mu;
     std::condition_variable cv;
@@ -780,6 +1061,8 @@ run_result run(const scenario& s, const run_options& opts) {
     run_result out;
     out.engine = engine;
     out.components.resize(s.components.size());
+    out.faults.fired.resize(s.fault_rules.size() * fault_action_count);
+    out.faults.missed.resize(s.fault_rules.size());
     for (const auto& p : partial) out.merge(p);
     return out;
 }

@@ -8,6 +8,47 @@
 //  - events: a discrete-event simulation (a binary heap of events on a virtual clock) with
 //    queues at limited components and the live emulator's pool policy for functions (cold
 //    starts, keep-alive, concurrency throttles).
+// The fast engine approximates where it has no per-environment state: a function's cold
+// starts are a coin flip on its cold_start_share, not the pool policy (keep-alive,
+// concurrency, scaling rate, provisioned environments), and the report says so
+// ("approximations"). The events engine is the reference; engine_for() picks it whenever a
+// function has no cold_start_share. tests/unit/sim/engine_test.cpp checks that both agree,
+// where both apply, within the bands it states.
+//
+// Fault rules (scenario::fault_rules) decide every attempt of a step that carries a live
+// request (step::live), through the same functions as the live decider (models/faults:
+// faults::matches, in_window, fires, apply), in rule order, with the same draw key
+// "<rule>|<route>" and k = the attempt's index among those the rule matched on that route
+// (a retry is a new request: k advances on each attempt). What is matched once, at compile
+// time: front, function / FunctionName, route, method, path, state machine and state;
+// header matchers never match (a simulated request has no headers). Not simulated: the cap
+// on active faults (max_active_faults; no overflow here), and the dependency front.
+//  - A chunk (fast) or replication (events) is one fresh live run: counting starts at k = 0
+//    and the fault seed is scenario::fault_seed for chunk 0 and one derived from
+//    (fault_seed, chunk) for each later one, so chunks are independent samples and a run of
+//    one replication decides exactly as a live run seeded with fault_seed given the same
+//    request sequence. nth / every_nth / first therefore apply per replication, and a
+//    window is virtual time since the replication began.
+//  - Events engine: attempts are decided in event order (the order a live stack sees them).
+//    Fast engine: requests are processed one by one, whole, per chunk, out of time order, so
+//    a rule that counts requests (nth, every_nth, first) or has a window needs the events
+//    engine: engine_for() chooses it, and a forced fast engine refuses such a scenario.
+//    Probability rules run in both; the fast engine's report names its approximation.
+//  - A plan maps to outcomes as the live executor acts on it: a delay is waited before the
+//    attempt (whose timeout starts after it; the caller's own deadline does not move);
+//    phantom_before: never reaches the component, the caller waits its timeout (client
+//    "hang" alike; "reset": the caller learns at once, cause phantom); phantom_after: the
+//    component runs (side effects happen) and whatever it answers is lost (timeout, or at
+//    once with "reset"); gateway_error (429: throttle, else error), handler_error (error),
+//    throttle (throttle), reset (error): answered at once, nothing runs; function_exit: the
+//    function runs and is killed kill_after_ms after delivery (after Init): an error, and in
+//    the events engine its environment is discarded (pool_policy::discard, as live), unless
+//    it answered first (counted as missed, as the live decider does); slow_response: decided
+//    and counted, then served as usual (no payload sizes are simulated). After the plan, a
+//    component's own availability draw applies as for any attempt (handler errors).
+//  - Plain scenarios (no live steps) draw availability, errors and phantoms from the
+//    components' own thresholds, unchanged: routing them through the rules' draws would
+//    change every existing result for the same seed.
 // Work is split into fixed chunks (fast: chunk_requests requests; events: one replication
 // of the arrival process, a pass of its phases or des_chunk_requests requests at a constant
 // rate, each starting from an empty, cold system with its own seed stream). Chunks do not
@@ -17,6 +58,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "models/sim/histogram.hpp"
@@ -53,6 +95,23 @@ struct component_counts {
     void merge(const component_counts& o);
 };
 
+// What the scenario's fault rules did (scenario::fault_rules, deciding the attempts of steps
+// that carry a live request), as the live run summary counts it. Integers only, so merging
+// is exact.
+inline constexpr std::size_t fault_action_count = std::variant_size_v<faults::action>;
+struct fault_counts {
+    std::uint64_t decisions = 0;  // attempts decided by the rules
+    // fired[rule * fault_action_count + action index (faults::action::index())]: faults that
+    // reached the caller, by rule (scenario order) and action. A function_exit is counted
+    // when its execution ends: here when it was killed, in `missed` when the function
+    // answered first (the live decider's missed()).
+    std::vector<std::uint64_t> fired;
+    std::vector<std::uint64_t> missed;  // per rule
+
+    void merge(const fault_counts& o);
+    std::uint64_t total() const;        // fired, all rules and actions
+};
+
 struct run_result {
     std::string engine;                 // "fast" | "events"
     std::uint64_t requests = 0, successes = 0;
@@ -62,14 +121,31 @@ struct run_result {
     histogram latency;                  // successful requests, end to end
     histogram latency_all;              // every request, failed ones at the time they failed
     std::vector<component_counts> components;  // in scenario order
+    fault_counts faults;                // empty vectors when the scenario has no fault rules
 
     void merge(const run_result& o);
+};
+
+// One attempt decided by the fault rules, for a decision log (run_options::on_fault).
+struct fault_record {
+    std::uint64_t chunk = 0;        // the chunk (fast) or replication (events) it ran in
+    double at_ms = 0;               // events: virtual time since the replication began;
+                                    // fast: since its request began
+    const live_request* request = nullptr;  // the step's live request (in the scenario)
+    // As faults::decider::decide gives it for the same request sequence: rule, kind, k, plan
+    // and log line when a rule fired; rule "" (and no line) when none did. Never an
+    // overflow: the simulation has no cap on active faults.
+    faults::decision decision;
 };
 
 struct run_options {
     unsigned threads = 1;
     // Called from the calling thread about every 200 ms with requests done and the total.
     std::function<void(std::uint64_t done, std::uint64_t total)> progress;
+    // Called for every attempt the fault rules decide, on the thread that runs its chunk
+    // (with threads > 1, calls from different chunks interleave: order by chunk). Costs a
+    // decision object and a log line per call: for tests and decision logs, not for large runs.
+    std::function<void(const fault_record&)> on_fault = nullptr;
 };
 
 // Which engine `s` needs: "fast" or "events" (with scenario::mode::automatic, "events" when a

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <initializer_list>
 #include <limits>
+#include <map>
+#include <string>
+#include <utility>
 
 namespace coldbrew::models::sim {
 
@@ -23,6 +26,17 @@ double sig(double v, int digits) {
     if (!std::isfinite(v) || v == 0) return v;
     const int mag = static_cast<int>(std::floor(std::log10(std::fabs(v))));
     return round_to(v, std::max(0, digits - 1 - mag));
+}
+
+// The name of the faults::action alternative at `index` ("phantom_before", …).
+template <std::size_t... I>
+std::string_view action_name_at(std::size_t index, std::index_sequence<I...>) {
+    faults::action a;
+    ((index == I ? (void)a.emplace<I>() : (void)0), ...);
+    return faults::action_name(a);
+}
+std::string_view action_name_at(std::size_t index) {
+    return action_name_at(index, std::make_index_sequence<fault_action_count>{});
 }
 
 json latency_json(const histogram& h) {
@@ -245,6 +259,81 @@ nlohmann::ordered_json report_json(const scenario& s, const run_result& r) {
     cost["region"] = p.region;
     cost["items"] = items;
     j["cost"] = cost;
+
+    // What the fast engine approximates: the events engine is the reference.
+    if (r.engine == "fast") {
+        json ap = json::array();
+        json fns = json::array();
+        for (const auto& c : s.components)
+            if (c.kind == service_kind::lambda) fns.push_back(c.name);
+        if (!fns.empty()) {
+            json a;
+            a["model"] = "cold_start_share";
+            a["components"] = fns;
+            a["note"] = "cold starts drawn as a share of invocations (cold_start_share), not by "
+                        "the pool policy (keep-alive, concurrency, scaling, provisioned "
+                        "environments); the events engine is the reference";
+            ap.push_back(a);
+        }
+        if (r.faults.decisions) {
+            json a;
+            a["model"] = "fault_rule_order";
+            a["note"] = "fault rules count the requests they match (k) in request order within "
+                        "each chunk of " + std::to_string(chunk_requests) +
+                        " requests, each chunk a run with its own fault seed, not in time order "
+                        "over the run; the events engine is the reference";
+            ap.push_back(a);
+        }
+        if (!ap.empty()) j["approximations"] = ap;
+    }
+
+    // Fault rules, as the live run summary counts them.
+    if (!s.fault_rules.empty()) {
+        std::map<std::string, std::uint64_t> by_kind, by_action, by_rule, missed_by_kind;
+        std::map<std::pair<std::string, std::string>, std::uint64_t> by_kind_action;
+        std::uint64_t missed = 0, slow = 0;
+        const std::size_t slow_index =
+            faults::action(faults::actions::slow_response{}).index();
+        for (std::size_t i = 0; i < s.fault_rules.size(); ++i) {
+            const faults::rule& rule = s.fault_rules[i];
+            for (std::size_t a = 0; a < fault_action_count; ++a) {
+                const std::size_t at = i * fault_action_count + a;
+                const std::uint64_t n = at < r.faults.fired.size() ? r.faults.fired[at] : 0;
+                if (!n) continue;
+                const std::string act(action_name_at(a));
+                by_kind[rule.kind] += n;
+                by_action[act] += n;
+                by_rule[rule.name] += n;
+                by_kind_action[{rule.kind, act}] += n;
+                if (a == slow_index) slow += n;
+            }
+            if (i < r.faults.missed.size() && r.faults.missed[i]) {
+                missed += r.faults.missed[i];
+                missed_by_kind[rule.kind] += r.faults.missed[i];
+            }
+        }
+        json f;
+        f["decisions"] = r.faults.decisions;
+        f["injected"] = r.faults.total();
+        f["by_kind"] = by_kind;
+        f["by_action"] = by_action;
+        f["by_rule"] = by_rule;
+        json ka = json::array();
+        for (const auto& [k, n] : by_kind_action) {
+            json x;
+            x["kind"] = k.first;
+            x["action"] = k.second;
+            x["count"] = n;
+            ka.push_back(x);
+        }
+        f["by_kind_action"] = ka;
+        f["missed"] = missed;
+        f["missed_by_kind"] = missed_by_kind;
+        // No payload sizes are simulated: a slow answer is decided and counted, then served
+        // at the function's own latency.
+        if (slow) f["not_simulated"] = json{{"slow_response", slow}};
+        j["faults"] = f;
+    }
 
     // Components.
     json comps = json::array();

@@ -52,6 +52,13 @@ analytic_availability analytic_flow_availability(const scenario& s);
 //   failures: [{component, cause, requests, percent_of_requests}]  (root causes)
 //   retry_amplification, duplicates, cold_start_share: {invocations, requests},
 //   cost: {per_million_requests, prices_date, region, items: [{item, per_million_requests}]},
+//   approximations?: [{model, components?, note}]   (fast engine: "cold_start_share" when it
+//                 drew cold starts as a share, not by the pool policy; "fault_rule_order"
+//                 when fault rules counted requests per chunk; the events engine is the
+//                 reference)
+//   faults?: {decisions, injected, by_kind, by_action, by_rule,       (scenario fault_rules)
+//             by_kind_action: [{kind, action, count}], missed, missed_by_kind,
+//             not_simulated?: {slow_response}}
 //   components: [{name, service, availability_percent, availability_source, calls,
 //                 attempts, calls_per_request, attempts_per_call, failed_calls,
 //                 attempt_failures: {error, timeout, throttle, phantom}, latency_ms: {…},

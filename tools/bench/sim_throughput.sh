@@ -9,6 +9,9 @@
 # 100 million requests on 2 threads, and the peak RSS of 10M against 100M requests (memory
 # must not grow with the request count). Targets (issue 7): >= 2M req/s/core fast,
 # >= 0.5M req/s/core events, 100M requests < 60 s on 2 cores.
+# Then, when build/tools/bench/bench_sim_faults is built, the same chain with every hop standing
+# for a live request decided by five fault rules, against the plain chain (the cost of deciding
+# through models/faults).
 # "Per core" is requests divided by the process's CPU time (user + system), so a machine
 # shared with other work still measures the simulator, not the neighbours.
 set -euo pipefail
@@ -45,3 +48,5 @@ echo "  peak RSS, fast engine:            10M requests ${rss10} KB, 100M request
 read -r _ _ _ des1 < <(run ev1 1000000 2 "${queues[@]}")
 read -r _ _ _ des10 < <(run ev10 10000000 2 "${queues[@]}")
 echo "  peak RSS, events engine:          1M requests ${des1} KB, 10M requests ${des10} KB"
+faults_bench=${FAULTS_BENCH:-build/tools/bench/bench_sim_faults}
+if [ -x "$faults_bench" ]; then "$faults_bench" "$scenario" 2000000; fi
