@@ -305,3 +305,27 @@ TEST_CASE("up --ready-file and GET /ready: not ready while a standby environment
     up.signal(SIGINT);
     CHECK(up.wait_exit() == 0);
 }
+
+TEST_CASE("examples/payments as a CI job: under coldbrew test with a phantom after the charge, the "
+          "idempotent variant passes its gates; the naive one fails on its double charges",
+          "[integration]") {
+    for (const std::string variant : {"idempotent", "naive"}) {
+        INFO(variant);
+        temp_dir store;
+        const auto junit = (store.path() / "junit.xml").string();
+        test_run t({(source_dir() / "examples" / "payments").string(), "--time-scale", "0.01", "--seed", "5",
+                    "--parameter-overrides", "StorePath=" + (store.path() / "payments.sqlite").string(),
+                    "--log", (store.path() / "test.log").string(), "--junit", junit,
+                    "--ensure", "faults.phantom >= 1", "--ensure", "emulator_errors == 0",
+                    "--ensure", "availability[POST /{variant}/payment_intents] >= 99%", "--",
+                    "python3", (source_dir() / "examples" / "payments" / "ci_suite.py").string(),
+                    "--variant", variant});
+        INFO(t.proc.stdout_text() << t.proc.stderr_text());
+        // The suite's own duplicates check decides; coldbrew's gates hold either way.
+        CHECK(t.code == (variant == "idempotent" ? 0 : 1));
+        CHECK(t.proc.stderr_text().find("gate FAIL") == std::string::npos);
+        CHECK(t.proc.stderr_text().find("gate pass: faults.phantom >= 1") != std::string::npos);
+        const auto xml = read_file(junit);
+        CHECK(xml.find(variant == "idempotent" ? "failures=\"0\"" : "failures=\"1\"") != std::string::npos);
+    }
+}
