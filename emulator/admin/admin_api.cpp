@@ -90,6 +90,21 @@ const faults::fault_registry& registry_of(const admin_context& ctx) {
     return *ctx.registry;
 }
 
+// A change that succeeded, for the run record (`up --record`).
+void record(const admin_context& ctx, double at_ms, std::string op, json rules = json::array(),
+            std::string name = {}, std::uint64_t seed = 0,
+            std::optional<std::optional<std::size_t>> cap = std::nullopt) {
+    if (!ctx.recorder) return;
+    models::sim::recorded_rules r;
+    r.at_ms = at_ms;
+    r.op = std::move(op);
+    r.rules = std::move(rules);
+    r.name = std::move(name);
+    r.seed = seed;
+    if (cap) r.max_active_faults.emplace(*cap ? std::optional<std::uint64_t>(**cap) : std::nullopt);
+    ctx.recorder->rules(r);
+}
+
 double now_ms(const admin_context& ctx) {
     if (!ctx.now_ms) throw std::logic_error("the admin API was started without a clock");
     return ctx.now_ms();
@@ -294,8 +309,9 @@ http::response post_faults(const http::request& req, const admin_context& ctx) {
     }
 
     const std::size_t added = rules.size();
+    const double now = now_ms(ctx);
     try {
-        d.add_rules(std::move(rules), now_ms(ctx));
+        d.add_rules(std::move(rules), now);
     } catch (const faults::rule_error& e) {
         // A duplicate name; nothing was added. The decider names the rule's index in the
         // batch ("[0].name"), which for a body that is one object is just its key.
@@ -309,6 +325,7 @@ http::response post_faults(const http::request& req, const admin_context& ctx) {
     json out = json::object();
     out["rules"] =
         rules_json(d.rules().end() - static_cast<std::ptrdiff_t>(added), d.rules().end());
+    record(ctx, now, "add", out["rules"]);
     add_warnings(out, ctx, d.rules().end() - static_cast<std::ptrdiff_t>(added), d.rules().end());
     return reply(201, out);
 }
@@ -352,13 +369,15 @@ http::response put_faults(const http::request& req, const admin_context& ctx) {
 
     auto parsed = parse_rules(*items, registry, default_names(d, *items, false), prefix);
     if (auto* res = std::get_if<http::response>(&parsed)) return std::move(*res);
+    const double now = now_ms(ctx);
     try {
-        d.set_rules(std::move(std::get<std::vector<faults::rule>>(parsed)), now_ms(ctx));
+        d.set_rules(std::move(std::get<std::vector<faults::rule>>(parsed)), now);
     } catch (const faults::rule_error& e) {
         // Duplicate names; set_rules left the old rules in place and the cap is not set yet.
         return error(409, e.message(), join_path(prefix, e.path()));
     }
     if (cap) d.set_max_active(*cap);
+    record(ctx, now, "replace", rules_json(d.rules()), {}, 0, cap);
 
     json out = json::object();
     out["rules"] = rules_json(d.rules());
@@ -371,6 +390,7 @@ http::response delete_faults(const admin_context& ctx) {
     auto& d = decider_of(ctx);
     const std::size_t removed = d.rules().size();
     d.clear_rules();
+    record(ctx, now_ms(ctx), "clear");
     json out = json::object();
     out["removed"] = removed;
     return reply(200, out);
@@ -388,6 +408,7 @@ http::response get_fault(const std::string& name, const admin_context& ctx) {
 
 http::response delete_fault(const std::string& name, const admin_context& ctx) {
     if (!decider_of(ctx).remove_rule(name)) return no_rule(name);
+    record(ctx, now_ms(ctx), "remove", json::array(), name);
     json out = json::object();
     out["removed"] = 1;
     return reply(200, out);
@@ -420,6 +441,7 @@ http::response put_seed(const http::request& req, const admin_context& ctx) {
     if (!seed) return error(400, expected, "seed");
 
     d.set_seed(*seed);
+    record(ctx, now_ms(ctx), "seed", json::array(), {}, *seed);
     json out = json::object();
     out["seed"] = *seed;
     return reply(200, out);
@@ -525,6 +547,7 @@ http::response get_proxies(const admin_context& ctx, const std::string& name) {
 
 http::response post_counters_reset(const admin_context& ctx) {
     decider_of(ctx).reset();
+    record(ctx, now_ms(ctx), "reset");
     if (ctx.reset_request_counters) ctx.reset_request_counters();
     json out = json::object();
     out["reset"] = true;
@@ -588,9 +611,11 @@ http::response post_reset(const admin_context& ctx) {
     auto& d = decider_of(ctx);
     std::vector<faults::rule> rules;
     if (ctx.configured_rules) rules = *ctx.configured_rules;
-    d.set_rules(std::move(rules), now_ms(ctx));
+    const double now = now_ms(ctx);
+    d.set_rules(std::move(rules), now);
     d.set_max_active(ctx.configured_max_active);
     d.reset();
+    record(ctx, now, "restore");
     if (ctx.reset_request_counters) ctx.reset_request_counters();
     json out = json::object();
     out["rules"] = rules_json(d.rules());

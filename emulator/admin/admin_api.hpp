@@ -63,6 +63,7 @@
 #include "emulator/http/message.hpp"
 #include "emulator/telemetry/decision_log.hpp"
 #include "emulator/telemetry/request_stats.hpp"
+#include "emulator/telemetry/run_recorder.hpp"
 #include "models/faults/faults.hpp"
 
 namespace coldbrew::admin {
@@ -92,6 +93,8 @@ struct admin_context {
     // and replaced rules' warnings are returned as "warnings":[…]. May be empty.
     std::function<std::vector<std::string>(const models::faults::rule&)> rule_warnings;
     const telemetry::decision_log* decisions = nullptr;  // its recent() buffer
+    // Null unless the run is recorded: every change that succeeded (rules, cap, seed, resets).
+    telemetry::run_recorder* recorder = nullptr;
     std::function<double()> now_ms;                     // wall ms, the decider's clock
     // The request outcome counters, and how to zero them.
     std::function<nlohmann::json()> request_counters;   // {"gateway":{…},"invoke":{…}}

@@ -217,6 +217,7 @@ app::app(const config::stack& stack, app_dependencies deps)
     pool_ctx_.runtimes_dir = deps_.runtimes_dir;
     pool_ctx_.host_env = deps_.host_env;
     pool_ctx_.decisions = deps_.decisions;
+    pool_ctx_.recorder = deps_.recorder;
     pool_ctx_.cpu = deps_.cpu;
     pool_ctx_.memory = deps_.memory;
     pool_ctx_.on_answered = [stats = request_stats_](const config::function& fn,
@@ -231,6 +232,7 @@ app::app(const config::stack& stack, app_dependencies deps)
         pc.rng = deps_.rng;
         pc.faults = deps_.faults;
         pc.decisions = deps_.decisions;
+        pc.recorder = deps_.recorder;
         pc.host = "127.0.0.1";  // handlers run here; the proxies never face the network
         proxies_ = std::make_unique<proxy::proxy_set>(stack_.settings.dependencies, std::move(pc));
         pool_ctx_.proxies = proxies_.get();
@@ -263,6 +265,7 @@ app::app(const config::stack& stack, app_dependencies deps)
     ed.scheduler = deps_.scheduler;
     ed.faults = deps_.faults;
     ed.decisions = deps_.decisions;
+    ed.recorder = deps_.recorder;
     ed.traces = deps_.traces;
     ed.stats = request_stats_;
     ed.stats_origin = built_at_;
@@ -345,6 +348,7 @@ app::app(const config::stack& stack, app_dependencies deps)
     admin_ctx_.configured_rules = &deps_.configured_rules;
     admin_ctx_.configured_max_active = stack_.settings.faults.max_active_faults;
     admin_ctx_.decisions = deps_.decisions;
+    admin_ctx_.recorder = deps_.recorder;
     admin_ctx_.rule_warnings = [this](const mf::rule& r) { return config::rule_warnings(stack_, r); };
     admin_ctx_.now_ms = [this] { return deps_.scheduler->now_ms(); };
     admin_ctx_.request_counters = [this] {

@@ -32,6 +32,7 @@
 #include "emulator/supervisor/reaper.hpp"
 #include "emulator/supervisor/supervisor.hpp"
 #include "emulator/telemetry/request_stats.hpp"
+#include "emulator/telemetry/run_recorder.hpp"
 #include "emulator/telemetry/trace.hpp"
 
 namespace coldbrew::app {
@@ -63,6 +64,9 @@ struct app_dependencies {
     // calls `done(ok)` on the loop when finished; a failed build is logged by the builder and
     // keeps the old code running. Null: no builds (code_changed retires at once).
     std::function<void(const config::function&, std::function<void(bool ok)> done)> rebuild = {};
+    // `up --record`: the run record every model-facing hook writes to (null: not recorded).
+    // Must outlive the app.
+    telemetry::run_recorder* recorder = nullptr;
 };
 
 // Loads the keys of every JWT authorizer of the stack (jwt::load_keys: files, URLs, or the

@@ -36,6 +36,7 @@
 #include "emulator/scheduler/scheduler.hpp"
 #include "emulator/states/definition.hpp"
 #include "emulator/sim_cli/sim_command.hpp"
+#include "emulator/telemetry/run_recorder.hpp"
 #include "emulator/supervisor/cgroup.hpp"
 #include "emulator/supervisor/reaper.hpp"
 #include "emulator/telemetry/decision_log.hpp"
@@ -585,46 +586,11 @@ void check_decision_log_path(const config::stack& stack) {
                                                 "directory; choose another path");
 }
 
-// --realistic-sla: every front end loses requests at its service's published SLA, unless
-// coldbrew.yaml set a rate of its own.
-void apply_realistic_sla(config::stack& stack, const models::profile& profile) {
-    auto& f = stack.settings.faults;
-    if (!f.sla_gateway_percent) f.sla_gateway_percent = profile.availability_percent.at("api_gateway");
-    if (!f.sla_invoke_percent) f.sla_invoke_percent = profile.availability_percent.at("lambda");
-}
-
-// Each dependency's `availability:` becomes a fault rule of its own, after the configured
-// ones. A rule_error is reported at the dependency's `availability` key.
-void add_availability_rules(const config::stack& stack,
-                            const models::faults::fault_registry& kinds,
-                            std::vector<models::faults::rule>& rules) {
-    for (const auto& d : stack.settings.dependencies) {
-        if (!d.availability_percent) continue;
-        const std::string key = d.path + ".availability";
-        try {
-            auto r = models::faults::availability_rule(
-                d.name, *d.availability_percent, d.availability_outcome,
-                d.availability_on == "connect" ? models::faults::dependency_phase::connect
-                                               : models::faults::dependency_phase::request,
-                kinds);
-            for (const auto& other : rules)
-                if (other.name == r.name)
-                    throw config::config_error(d.where, key,
-                                               "the fault rule name '" + r.name +
-                                                   "' is taken by faults.rules; rename that rule");
-            rules.push_back(std::move(r));
-        } catch (const models::faults::rule_error& e) {
-            throw config::config_error(d.where, key, e.message());
-        }
-    }
-}
-
 void build_run_models(config::stack& stack, bool realistic_sla, run_models& rm) {
     rm.models = functions::build_models(stack);
     models::faults::register_builtin_faults(rm.fault_kinds);
-    if (realistic_sla) apply_realistic_sla(stack, rm.models->profile());
-    rm.fault_rules = config::parse_fault_rules(stack.settings.faults, rm.fault_kinds);
-    add_availability_rules(stack, rm.fault_kinds, rm.fault_rules);
+    if (realistic_sla) config::apply_realistic_sla(stack, rm.models->profile());
+    rm.fault_rules = config::startup_fault_rules(stack, rm.fault_kinds);
     for (const auto& r : rm.fault_rules)
         for (const auto& w : config::rule_warnings(stack, r)) stack.warnings.push_back(w);
     if (stack.settings.decision_log) {
@@ -666,6 +632,7 @@ void print_faults(const models::faults::decider& faults, std::ostream& out) {
 // `up`'s --trace-file, --otlp-endpoint, --log-format and --log-dir.
 struct telemetry_flags {
     std::string trace_file, otlp_endpoint, log_format, log_dir;
+    std::string record;  // `up --record FILE`: the run record (telemetry/run_recorder.hpp)
 };
 
 // The log sinks wrapped around the terminal's and the trace exporter, built before anything
@@ -830,6 +797,32 @@ int run_up(const load_flags& lf, int port, const std::string& host,
         std::fprintf(stderr, "coldbrew: %s\n", why.c_str());
         return 2;
     }
+    // Before the app, which writes to it until its pools are gone.
+    telemetry::run_recorder recorder;
+    if (!tf.record.empty()) {
+        if (stack.settings.watch) {
+            std::fprintf(stderr, "coldbrew: --record cannot be used with watch mode: a code "
+                                 "change retires environments, which a replay cannot repeat\n");
+            return 2;
+        }
+        if (stack.settings.decision_log &&
+            std::filesystem::absolute(tf.record) ==
+                std::filesystem::absolute(*stack.settings.decision_log)) {
+            std::fprintf(stderr, "coldbrew: --record and --decision-log name the same file; "
+                                 "give each its own\n");
+            return 2;
+        }
+        models::sim::record_header h;
+        h.seed = seed;
+        h.time_scale = stack.settings.time_scale;
+        h.app = stack.template_file.string();
+        h.realistic_sla = lf.realistic_sla;
+        if (auto rec = recorder.open(std::filesystem::absolute(tf.record), h)) {
+            std::fprintf(stderr, "coldbrew: --record: cannot write %s: %s\n", tf.record.c_str(),
+                         rec.message().c_str());
+            return 2;
+        }
+    }
     std::error_code ec;
     supervisor::reaper reaper(&lo.loop, self_exe(), ec);
     if (ec) spdlog::warn("could not start the process reaper ({}); handler processes may outlive a killed coldbrew", ec.message());
@@ -842,6 +835,7 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     deps.scheduler = &scheduler;
     deps.memory = rm.memory.get();
     deps.jwt_keys = std::move(jwt_keys);
+    deps.recorder = recorder.is_open() ? &recorder : nullptr;
     // Watch mode rebuilds a built function on the loop before its environments are retired.
     std::unique_ptr<build::builder> builder;
     if (stack.settings.watch) {
@@ -915,6 +909,7 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     banner << rm.memory_note << "\n";
     if (stack.settings.decision_log)
         banner << "Decision log: " << stack.settings.decision_log->string() << "\n";
+    if (recorder.is_open()) banner << "Run record: " << tf.record << " (replay with coldbrew sim PATH --replay FILE)\n";
     banner << tel.banner;
     if (watcher)
         banner << "Watch: on (" << watched_dirs << " director" << (watched_dirs == 1 ? "y" : "ies")
@@ -1283,6 +1278,9 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"text", "json", "Text", "JSON"}));
     up->add_option("--log-dir", tf.log_dir,
                    "Also write each function's log lines to DIR/<function>.log");
+    up->add_option("--record", tf.record,
+                   "Write the run record to FILE (JSON Lines): arrivals, handler answers, "
+                   "process exits, timer ticks and rule changes, for coldbrew sim PATH --replay FILE");
     std::string ready_file;
     up->add_option("--ready-file", ready_file,
                    "Once every listener is up and the provisioned and standby execution "
@@ -1355,11 +1353,10 @@ int main(int argc, char** argv) {
             auto m = functions::build_models(stack);
             models::faults::fault_registry kinds;
             models::faults::register_builtin_faults(kinds);
-            if (lf.realistic_sla) apply_realistic_sla(stack, m->profile());
+            if (lf.realistic_sla) config::apply_realistic_sla(stack, m->profile());
             models::faults::decider faults(kinds, stack.settings.seed.value_or(0));
             faults.set_max_active(stack.settings.faults.max_active_faults);
-            auto rules = config::parse_fault_rules(stack.settings.faults, kinds);
-            add_availability_rules(stack, kinds, rules);
+            auto rules = config::startup_fault_rules(stack, kinds);
             for (const auto& r : rules)
                 for (const auto& w : config::rule_warnings(stack, r)) stack.warnings.push_back(w);
             faults.set_rules(std::move(rules), 0.0);

@@ -6,6 +6,7 @@
 
 #include "emulator/config/stack.hpp"
 #include "models/faults/faults.hpp"
+#include "models/profile/profile.hpp"
 
 namespace coldbrew::config {
 
@@ -14,6 +15,16 @@ namespace coldbrew::config {
 // "faults.rules[1].fault.status") for a bad rule or a duplicate name.
 std::vector<models::faults::rule> parse_fault_rules(const fault_settings& faults,
                                                     const models::faults::fault_registry& registry);
+
+// `--realistic-sla`: the gateway and invoke fronts lose requests at their service's published
+// SLA (the profile's availability_percent), unless coldbrew.yaml set a rate of its own.
+void apply_realistic_sla(stack& s, const models::profile& profile);
+
+// The rules `coldbrew up` starts with, as `coldbrew sim --replay` must start with them too:
+// parse_fault_rules's, then each dependency's `availability:` rule ("availability-<name>").
+// Throws config_error (an availability rule at the dependency's `availability` key).
+std::vector<models::faults::rule> startup_fault_rules(const stack& s,
+                                                      const models::faults::fault_registry& registry);
 
 // What in `r` names nothing in the stack, one sentence each: a `function` no function has as
 // logical id or FunctionName, a `route` no API declares ("POST /pay", "$default", or

@@ -129,6 +129,8 @@ void request::count(request_end e) {
         if (e == request_end::injected_fault) {
             st->deps.faults->injected(fault_);
         } else if (missed_) {
+            if (st->deps.recorder && fault_.id)
+                st->deps.recorder->fault_ended(fault_.id, st->deps.scheduler->now_ms());
             st->deps.faults->missed(fault_);
             fault_.id = 0;
         }
@@ -150,7 +152,10 @@ void request::count(request_end e) {
 void request::end_fault() {
     if (!fault_.id) return;
     auto st = state_.lock();
-    if (st && st->deps.faults) st->deps.faults->finished(fault_.id);
+    if (st && st->deps.faults) {
+        if (st->deps.recorder) st->deps.recorder->fault_ended(fault_.id, st->deps.scheduler->now_ms());
+        st->deps.faults->finished(fault_.id);
+    }
     fault_.id = 0;
 }
 
@@ -356,7 +361,12 @@ void executor::decide(const std::shared_ptr<request>& r, const mf::request_facts
     if (d.faults) {
         auto f = facts;
         f.counted_by_caller = true;  // see request::count
-        r->fault_ = d.faults->decide(f, d.scheduler->now_ms());
+        // One reading of the clock: the decider and the run record get the same time.
+        const double now = d.scheduler->now_ms();
+        if (d.recorder) r->record_id_ = d.recorder->request(f, now);
+        r->fault_ = d.faults->decide(f, now);
+        if (d.recorder) d.recorder->decided(r->record_id_, r->fault_);
+        inv.recorded_request = r->record_id_;
         if (!r->fault_.log_line.empty() && d.decisions) d.decisions->write(r->fault_.log_line);
         trace_decision(r->trace_.get(), r->fault_);
     }
@@ -401,7 +411,11 @@ void executor::authorize(const std::shared_ptr<request>& r, protocol::authorizer
         f.function_name = fn.function_name;
         f.authorizer = true;
         f.counted_by_caller = true;  // see request::count
-        r->fault_ = d.faults->decide(f, d.scheduler->now_ms());
+        const double now = d.scheduler->now_ms();
+        if (d.recorder) r->record_id_ = d.recorder->request(f, now);
+        r->fault_ = d.faults->decide(f, now);
+        if (d.recorder) d.recorder->decided(r->record_id_, r->fault_);
+        call.inv.recorded_request = r->record_id_;
         r->authorizer_fault_ = !r->fault_.rule.empty();
         if (!r->fault_.log_line.empty() && d.decisions) d.decisions->write(r->fault_.log_line);
         trace_decision(r->trace_.get(), r->fault_);

@@ -41,6 +41,7 @@
 #include "emulator/scheduler/scheduler.hpp"
 #include "emulator/telemetry/decision_log.hpp"
 #include "emulator/telemetry/request_stats.hpp"
+#include "emulator/telemetry/run_recorder.hpp"
 #include "emulator/telemetry/trace.hpp"
 #include "models/faults/faults.hpp"
 #include "models/random/random_source.hpp"
@@ -125,6 +126,8 @@ struct executor_deps {
     sched::scheduler* scheduler = nullptr;
     models::faults::decider* faults = nullptr;     // null: no faults
     telemetry::decision_log* decisions = nullptr;  // may be null
+    // Null unless the run is recorded: each decision's facts and time, and when its fault ends.
+    telemetry::run_recorder* recorder = nullptr;
     telemetry::trace_sink* traces = nullptr;       // null: nothing is traced
     // Shared with each request's record, which may outlive the executor and then records
     // nothing.
@@ -192,6 +195,7 @@ private:
     std::unique_ptr<protocol> proto_;
     std::shared_ptr<telemetry::request_trace> trace_;
     models::faults::decision fault_;
+    std::optional<std::uint64_t> record_id_;  // fault_'s request in the run record
     sched::timer_ptr wait_;      // a delay, a phantom's wait, or the integration timeout
     telemetry::request_record rec_;
     std::chrono::steady_clock::time_point started_;

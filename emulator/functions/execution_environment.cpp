@@ -231,6 +231,7 @@ void execution_environment::assign(invocation inv, std::string request_id) {
     current_ = std::move(inv);
     current_id_ = std::move(request_id);
     delivered_ = false;
+    assigned_at_ = ctx_.clock->steady();
     capturing_ = current_->capture_log;
     captured_.clear();
     if (phase_ == rt::phase::waiting && init_gate_open_) {
@@ -426,6 +427,15 @@ void execution_environment::finish(outcome kind, std::string payload, std::strin
     r.payload = std::move(payload);
     r.error_type = std::move(error_type);
     r.duration_ms = delivered ? ms_since(delivered_at_) : 0.0;
+    function_pool::answer_timing timing;
+    timing.recorded_invocation = inv.recorded_invocation;
+    if (delivered && timing.recorded_invocation) {
+        using ms = std::chrono::duration<double, std::milli>;
+        const auto& s = *ctx_.scheduler;
+        timing.duration_ms = s.modeled_ms(r.duration_ms);
+        const double waited = s.modeled_ms(ms(delivered_at_ - assigned_at_).count());
+        timing.delivery_lag_ms = std::max(0.0, waited - (cold_ ? modeled_init_ms_.value_or(0) : 0.0));
+    }
     if (cold_) {
         r.cold_start = true;
         r.modeled_init_ms = modeled_init_ms_.value_or(0);
@@ -470,12 +480,12 @@ void execution_environment::finish(outcome kind, std::string payload, std::strin
         capturing_ = false;
         r.log = std::move(captured_);
         captured_.clear();
-        pool_.on_done(*this, r);
+        pool_.on_done(*this, r, timing);
         if (on_done) on_done(std::move(r));
         return;
     }
     // Answer first: the REPORT line and its /proc read stay off the client's path.
-    pool_.on_done(*this, r);
+    pool_.on_done(*this, r, timing);
     if (on_done) on_done(std::move(r));
     write_report();
 }

@@ -129,6 +129,7 @@ private:
     bool delivered_ = false;
     http::responder held_next_;
     std::chrono::steady_clock::time_point spawned_at_, delivered_at_;
+    std::chrono::steady_clock::time_point assigned_at_;  // the current invocation's placement
     // The cold start's moments on the real clock: asked for (begin_cold_start), the local
     // init over.
     std::chrono::steady_clock::time_point requested_at_, local_ready_at_;

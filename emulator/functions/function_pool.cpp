@@ -49,7 +49,11 @@ function_pool::function_pool(const config::function& fn, const function_model& m
     reap_timer_->data = this;
 }
 
-void function_pool::start_provisioned() { act(policy_->provision(model_now_ms())); }
+void function_pool::start_provisioned() {
+    const double now = model_now_ms();
+    if (ctx_.recorder) ctx_.recorder->provision(fn_.name, now);
+    act(policy_->provision(now));
+}
 
 namespace {
 // The reason the decision log and the debug log give for an environment retired by a code
@@ -128,8 +132,8 @@ std::size_t function_pool::retire_code() {
     // An init failure of the old code says nothing about the new: standby is tried again.
     standby_failed_ = false;
     start_standby();
-    drain_waiting();
-    arm_expiry();
+    drain_waiting(now);
+    arm_expiry(now);
     return retired;
 }
 
@@ -246,14 +250,16 @@ void function_pool::invoke(invocation inv) {
     ++in_flight_;
     // Until an environment has it: zero-length when a warm one is waiting on /next.
     if (inv.trace) inv.trace->begin("pool.queue_wait");
-    place(std::move(inv), std::move(request_id), std::nullopt);
+    const double now = model_now_ms();
+    if (ctx_.recorder)
+        inv.recorded_invocation = ctx_.recorder->invoke(fn_.name, now, inv.recorded_request);
+    place(std::move(inv), std::move(request_id), std::nullopt, now);
 }
 
 void function_pool::place(invocation inv, std::string request_id,
-                          std::optional<std::uint64_t> index) {
+                          std::optional<std::uint64_t> index, double now) {
     // Evictions that are due go first, so the policy's answer does not depend on when the
     // expiry timer last fired.
-    const double now = model_now_ms();
     act(policy_->expire(now));
     auto p = policy_->acquire(now, index);
     switch (p.kind) {
@@ -280,7 +286,8 @@ void function_pool::place(invocation inv, std::string request_id,
             r.request_id = request_id;
             r.error_type = error_type;
             r.payload = runtime_api::platform_error_body(error_type, request_id, error_message);
-            act(policy_->discard(p.environment, model_now_ms(), "start-failed"));
+            if (ctx_.recorder) ctx_.recorder->exit(fn_.name, p.environment, "start-failed", now);
+            act(policy_->discard(p.environment, now, "start-failed"));
             if (inv.on_done) inv.on_done(std::move(r));
             break;
         }
@@ -322,7 +329,7 @@ void function_pool::place(invocation inv, std::string request_id,
     }
     peak_busy_ = std::max(peak_busy_, policy_->busy());
     if (standby_setting_.follow_peak) refill_standby();
-    arm_expiry();
+    arm_expiry(now);
 }
 
 execution_environment* function_pool::start_environment(std::uint64_t id, bool provisioned,
@@ -342,7 +349,25 @@ execution_environment* function_pool::start_environment(std::uint64_t id, bool p
     return raw;
 }
 
-void function_pool::on_done(execution_environment& env, const invocation_result& r) {
+void function_pool::on_done(execution_environment& env, const invocation_result& r,
+                            const answer_timing& t) {
+    const double now = model_now_ms();
+    if (ctx_.recorder && t.recorded_invocation && !shut_down_) {
+        // What the replay must know of the answer: whether the environment lives on.
+        models::sim::recorded_handler h;
+        h.invocation = *t.recorded_invocation;
+        h.at_ms = now;
+        h.delivery_lag_ms = t.delivery_lag_ms;
+        h.duration_ms = t.duration_ms;
+        using o = models::sim::recorded_handler::outcome;
+        if (!env.alive())
+            h.result = r.error_type == "Sandbox.Timedout" ? o::timeout : o::crash;
+        else
+            h.result = r.kind == outcome::success ? o::success : o::error;
+        if (h.result != o::success) h.error_type = r.error_type;
+        h.response_bytes = r.kind == outcome::success ? r.payload.size() : 0;
+        ctx_.recorder->handler(h);
+    }
     if (in_flight_ > 0) --in_flight_;
     if (ctx_.on_answered) ctx_.on_answered(fn_, r);
     if (r.kind == outcome::function_error) {
@@ -357,12 +382,12 @@ void function_pool::on_done(execution_environment& env, const invocation_result&
             // It ran its invocation on the code it started with; the next one gets new code.
             ++stats_.code_reloads;
             env.kill(reason_code_changed);
-            act(policy_->discard(env.id(), model_now_ms(), reason_code_changed));
+            act(policy_->discard(env.id(), now, reason_code_changed));
         } else {
-            act(policy_->release(env.id(), model_now_ms()));
+            act(policy_->release(env.id(), now));
         }
-        drain_waiting();
-        arm_expiry();
+        drain_waiting(now);
+        arm_expiry(now);
     }
     if (!shut_down_ && policy_->busy() == 0 && waiting_.empty()) end_burst();
 }
@@ -456,7 +481,9 @@ void function_pool::on_exit(execution_environment& env, std::optional<invocation
         environments_.erase(it);
     }
     schedule_collect();
-    if (!shut_down_) act(policy_->discard(id, model_now_ms(), reason));
+    const double now = model_now_ms();
+    if (!shut_down_ && ctx_.recorder) ctx_.recorder->exit(fn_.name, id, reason, now);
+    if (!shut_down_) act(policy_->discard(id, now, reason));
     if (undelivered) {
         if (shut_down_) {
             --in_flight_;
@@ -467,12 +494,12 @@ void function_pool::on_exit(execution_environment& env, std::optional<invocation
             if (undelivered->on_done) undelivered->on_done(std::move(r));
         } else {
             // Placed again as the same request: its decision-log index does not change.
-            place(std::move(*undelivered), std::move(request_id), std::nullopt);
+            place(std::move(*undelivered), std::move(request_id), std::nullopt, now);
         }
     }
     if (!shut_down_) {
-        drain_waiting();
-        arm_expiry();
+        drain_waiting(now);
+        arm_expiry(now);
     }
 }
 
@@ -498,13 +525,13 @@ void function_pool::act(const std::vector<models::pool_action>& actions) {
     }
 }
 
-void function_pool::drain_waiting() {
+void function_pool::drain_waiting(double now) {
     // Each waiting invocation asks again, in arrival order, until one has to wait again.
     while (!waiting_.empty() && !shut_down_) {
         auto w = std::move(waiting_.front());
         waiting_.pop_front();
         const std::size_t before = waiting_.size();
-        place(std::move(w.inv), std::move(w.request_id), w.request_index);
+        place(std::move(w.inv), std::move(w.request_id), w.request_index, now);
         if (waiting_.size() > before) {
             // It went to the back; put it first again so order is kept.
             waiting_.push_front(std::move(waiting_.back()));
@@ -515,7 +542,7 @@ void function_pool::drain_waiting() {
     }
 }
 
-void function_pool::arm_expiry() {
+void function_pool::arm_expiry(double now) {
     auto next = policy_->next_expiry_ms();
     if (!next || shut_down_) {
         expiry_timer_.reset();
@@ -527,9 +554,11 @@ void function_pool::arm_expiry() {
     expiry_armed_for_ms_ = *next;
     // A timer that fires a fraction of a millisecond early finds nothing due and is simply
     // set again for the rest.
-    expiry_timer_ = ctx_.scheduler->after(*next - model_now_ms(), [this] {
-        act(policy_->expire(model_now_ms()));
-        arm_expiry();
+    expiry_timer_ = ctx_.scheduler->after(*next - now, [this] {
+        const double t = model_now_ms();
+        if (ctx_.recorder) ctx_.recorder->tick(fn_.name, t);
+        act(policy_->expire(t));
+        arm_expiry(t);
     });
 }
 
@@ -545,6 +574,7 @@ void function_pool::schedule_collect() {
 }
 
 void function_pool::shutdown() {
+    if (!shut_down_ && ctx_.recorder) ctx_.recorder->stop(fn_.name, model_now_ms());
     shut_down_ = true;
     expiry_timer_.reset();
     while (!waiting_.empty()) {

@@ -35,6 +35,7 @@
 #include "emulator/supervisor/supervisor.hpp"
 #include "emulator/telemetry/log_lines.hpp"
 #include "emulator/telemetry/decision_log.hpp"
+#include "emulator/telemetry/run_recorder.hpp"
 #include "emulator/telemetry/trace.hpp"
 #include "models/bandwidth/bandwidth.hpp"
 #include "models/pool/pool_policy.hpp"
@@ -101,6 +102,10 @@ struct invocation {
     // The front end's request trace (null: not traced): the pool and the environment mark the
     // phases they run (pool.queue_wait, lambda.init, network.shaping, lambda.invoke).
     std::shared_ptr<telemetry::request_trace> trace;
+    // The run record (`up --record`): the fault decision this invocation carries out, set by
+    // the executor; and the invocation's own id in the record, set by the pool.
+    std::optional<std::uint64_t> recorded_request;
+    std::optional<std::uint64_t> recorded_invocation;
 };
 
 // What every pool shares, built once by the caller.
@@ -114,6 +119,9 @@ struct pool_context {
     telemetry::log_sink* logs = nullptr;
     const config::settings* settings = nullptr;
     telemetry::decision_log* decisions = nullptr;  // may be null
+    // Null unless the run is recorded: arrivals, answers, exits, expiry ticks, provisioning and
+    // the stop, each with the modeled time the policy was handed.
+    telemetry::run_recorder* recorder = nullptr;
     // The Invoke API's address, handed to handlers as AWS_ENDPOINT_URL_LAMBDA so an AWS SDK
     // inside a function calls coldbrew; empty when it does not listen.
     std::string invoke_endpoint;
@@ -222,12 +230,22 @@ private:
         std::string request_id;
         std::uint64_t request_index;
     };
-    // Asks the policy where `inv` goes and acts on it.
-    void place(invocation inv, std::string request_id, std::optional<std::uint64_t> index);
+    // Asks the policy where `inv` goes at `now` (modeled ms) and acts on it. Every callback
+    // reads the clock once and hands that time to every policy call it makes, so the run
+    // record's time for it is the time each call got.
+    void place(invocation inv, std::string request_id, std::optional<std::uint64_t> index,
+               double now);
     execution_environment* start_environment(std::uint64_t id, bool provisioned,
                                              std::string& error_type, std::string& error_message);
+    // How the handler behaved, for the run record: modeled ms from the event's placement to
+    // its delivery beyond the modeled Init Duration, and from delivery to the answer.
+    struct answer_timing {
+        std::optional<std::uint64_t> recorded_invocation;
+        double delivery_lag_ms = 0;
+        double duration_ms = 0;
+    };
     // From an environment: its invocation was answered (it is idle now).
-    void on_done(execution_environment& env, const invocation_result& r);
+    void on_done(execution_environment& env, const invocation_result& r, const answer_timing& t);
     // From a provisioned environment whose runtime has finished its init.
     void on_provisioned_ready(execution_environment& env);
     // From a standby environment whose runtime has finished its init.
@@ -247,8 +265,8 @@ private:
                  std::string request_id, const std::string& reason);
     void act(const std::vector<models::pool_action>& actions);
     void retire(std::uint64_t id);
-    void drain_waiting();
-    void arm_expiry();
+    void drain_waiting(double now);
+    void arm_expiry(double now);
     double model_now_ms() const;
     // `dependencies`: the proxies' variables for this environment; they replace the
     // template's variables of the same name, the platform's reserved ones still win.

@@ -15,6 +15,8 @@
 
 #include "emulator/proxy/proxy.hpp"
 
+#include "emulator/telemetry/run_recorder.hpp"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -119,7 +121,9 @@ struct dependency_proxy::impl {
     }
     mf::decision decide(const connection& c, mf::dependency_phase on);
     void finished(std::uint64_t fault_id) {
-        if (fault_id != 0 && ctx.faults) ctx.faults->finished(fault_id);
+        if (fault_id == 0 || !ctx.faults) return;
+        if (ctx.recorder) ctx.recorder->fault_ended(fault_id, fault_now_ms());
+        ctx.faults->finished(fault_id);
     }
 
     std::error_code open_listener(listener* l, int port);
@@ -869,7 +873,10 @@ mf::decision dependency_proxy::impl::decide(const connection& c, mf::dependency_
     facts.on = on;
     facts.function = c.function;
     facts.route = on == mf::dependency_phase::connect ? connect_route : request_route;
-    mf::decision d = ctx.faults->decide(facts, fault_now_ms());
+    const double now = fault_now_ms();
+    const auto recorded = ctx.recorder ? ctx.recorder->request(facts, now) : std::nullopt;
+    mf::decision d = ctx.faults->decide(facts, now);
+    if (ctx.recorder) ctx.recorder->decided(recorded, d);
     if (!d.log_line.empty() && ctx.decisions) ctx.decisions->write(d.log_line);
     if (!d.rule.empty() && !d.overflow) ++counters.faults[std::string(action_name(d.p))];
     return d;

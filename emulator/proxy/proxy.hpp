@@ -51,6 +51,7 @@
 
 namespace coldbrew::telemetry {
 class decision_log;
+class run_recorder;
 }
 
 namespace coldbrew::proxy {
@@ -86,6 +87,7 @@ struct proxy_context {
     const models::random_source* rng = nullptr;
     models::faults::decider* faults = nullptr;        // may be null: no fault rules
     telemetry::decision_log* decisions = nullptr;     // may be null
+    telemetry::run_recorder* recorder = nullptr;      // null unless the run is recorded
     std::string host = "127.0.0.1";
 };
 

@@ -1,4 +1,5 @@
 #include "emulator/sim_cli/sim_command.hpp"
+#include "emulator/sim_cli/replay_command.hpp"
 
 #include <CLI/CLI.hpp>
 #include <unistd.h>
@@ -364,9 +365,22 @@ void add_sim_command(CLI::App& app, sim_options& opts) {
     sim->add_flag("--json", opts.json, "Print the report as JSON");
     sim->add_option("--html", opts.html, "Write a self-contained HTML report with plots to this file");
     sim->add_flag("--no-progress", opts.no_progress, "No progress bar");
+    auto* replay = sim->add_option(
+        "--replay", opts.replay,
+        "Replay a run record (coldbrew up --record FILE) of the app at PATH through the same "
+        "models: the decisions the live run made, again");
+    sim->add_option("--decision-log", opts.decision_log,
+                    "With --replay: write the replayed decisions to this JSONL file")
+        ->needs(replay);
+    sim->add_option("--compare", opts.compare,
+                    "With --replay: compare with the live run's decision log; exit 1 when they "
+                    "differ (init_overrun lines ignored)")
+        ->needs(replay);
 }
 
 int run_sim(const sim_options& opts) {
+    if (!opts.replay.empty())
+        return run_replay({opts.scenario, opts.replay, opts.decision_log, opts.compare});
     try {
         std::vector<ensure_gate> gates;
         for (const auto& e : opts.ensure) gates.push_back(parse_ensure(e));

@@ -28,6 +28,10 @@ struct sim_options {
     bool json = false;                     // the report as JSON on stdout
     std::string html;                      // write a self-contained HTML report here
     bool no_progress = false;              // no progress bar even on a terminal
+    // --replay FILE: `scenario` is an app (as `coldbrew up` takes it) and FILE a run record
+    // of it (replay_command.hpp); --decision-log writes the replayed decisions, --compare
+    // checks them against a live decision log.
+    std::string replay, decision_log, compare;
 };
 
 // Adds the `sim` subcommand and its flags to `app`, filling `opts` when parsed.

@@ -40,6 +40,7 @@ std::string to_json_line(const record_header& h) {
     j["seed"] = h.seed;
     j["time_scale"] = h.time_scale;
     j["app"] = h.app;
+    j["realistic_sla"] = h.realistic_sla;
     return j.dump();
 }
 
@@ -66,29 +67,68 @@ struct line_writer {
             j["state"] = r.state;
             j["state_path"] = r.state_path;
         }
+        if (r.front == "dependency") {
+            j["dependency"] = r.dependency;
+            j["on"] = r.on;
+        }
+        if (r.authorizer) j["authorizer"] = true;
         j["parent"] = r.parent ? ojson(*r.parent) : ojson(nullptr);
         j["async"] = r.async;
     }
+    void operator()(const recorded_invoke& i) const {
+        j["event"] = "invoke";
+        j["id"] = i.id;
+        j["at_ms"] = i.at_ms;
+        j["function"] = i.function;
+        j["request"] = i.request ? ojson(*i.request) : ojson(nullptr);
+    }
     void operator()(const recorded_handler& h) const {
         j["event"] = "handler";
-        j["request"] = h.request;
-        j["attempt"] = h.attempt;
+        j["invocation"] = h.invocation;
+        j["at_ms"] = h.at_ms;
         j["delivery_lag_ms"] = h.delivery_lag_ms;
         j["duration_ms"] = h.duration_ms;
         j["outcome"] = outcome_name(h.result);
         if (h.result != recorded_handler::outcome::success) j["error_type"] = h.error_type;
         j["response_bytes"] = h.response_bytes;
     }
+    void operator()(const recorded_exit& x) const {
+        j["event"] = "exit";
+        j["at_ms"] = x.at_ms;
+        j["function"] = x.function;
+        j["environment"] = x.environment;
+        j["reason"] = x.reason;
+    }
+    void operator()(const recorded_end& e) const {
+        j["event"] = "end";
+        j["at_ms"] = e.at_ms;
+        j["request"] = e.request;
+    }
     void operator()(const recorded_tick& t) const {
         j["event"] = "tick";
         j["at_ms"] = t.at_ms;
         j["function"] = t.function;
     }
+    void operator()(const recorded_provision& p) const {
+        j["event"] = "provision";
+        j["at_ms"] = p.at_ms;
+        j["function"] = p.function;
+    }
+    void operator()(const recorded_stop& p) const {
+        j["event"] = "stop";
+        j["at_ms"] = p.at_ms;
+        j["function"] = p.function;
+    }
     void operator()(const recorded_rules& r) const {
         j["event"] = "rules";
         j["at_ms"] = r.at_ms;
         j["op"] = r.op;
-        j["rules"] = r.rules;
+        if (r.op == "replace" || r.op == "add") j["rules"] = r.rules;
+        if (r.op == "remove") j["name"] = r.name;
+        if (r.op == "seed") j["seed"] = r.seed;
+        if (r.op == "replace" && r.max_active_faults)
+            j["max_active_faults"] =
+                *r.max_active_faults ? ojson(**r.max_active_faults) : ojson(nullptr);
     }
 };
 
@@ -165,6 +205,8 @@ run_record read_record(std::istream& in, const std::string& name) {
     std::size_t line = 0;
     bool have_header = false;
     std::set<std::uint64_t> requests;
+    std::uint64_t invocations = 0;  // the next id an invocation may have
+    std::set<std::uint64_t> seen_invocations;
     double last_ms = 0;
     auto check_time = [&](fields& f, double at) {
         if (at < last_ms) f.fail("at_ms " + std::to_string(at) + " is before the previous event's");
@@ -190,6 +232,7 @@ run_record read_record(std::istream& in, const std::string& name) {
             if (!ts.is_number() || !(ts.get<double>() > 0)) f.fail("\"time_scale\" must be a number > 0");
             out.header.time_scale = ts.get<double>();
             out.header.app = f.str_or_empty("app");
+            out.header.realistic_sla = f.flag("realistic_sla");
             f.done();
             have_header = true;
             continue;
@@ -198,14 +241,17 @@ run_record read_record(std::istream& in, const std::string& name) {
         if (kind == "request") {
             recorded_request r;
             r.id = f.count("id");
-            if (r.id != requests.size())
-                f.fail("request id " + std::to_string(r.id) + " out of order (expected " +
-                       std::to_string(requests.size()) + ")");
+            // Ids increase; a gap is a request the record leaves out (cut by hand, say).
+            if (!requests.empty() && r.id <= *requests.rbegin())
+                f.fail("request id " + std::to_string(r.id) + " out of order (after " +
+                       std::to_string(*requests.rbegin()) + ")");
             r.at_ms = f.ms("at_ms");
             check_time(f, r.at_ms);
             r.front = f.str("front");
-            if (r.front != "gateway" && r.front != "invoke" && r.front != "states")
-                f.fail("\"front\" must be gateway, invoke or states, not \"" + r.front + "\"");
+            if (r.front != "gateway" && r.front != "invoke" && r.front != "states" &&
+                r.front != "dependency")
+                f.fail("\"front\" must be gateway, invoke, states or dependency, not \"" +
+                       r.front + "\"");
             r.route = f.str("route");
             r.method = f.str_or_empty("method");
             r.path = f.str_or_empty("path");
@@ -223,6 +269,11 @@ run_record read_record(std::istream& in, const std::string& name) {
             r.state_machine_name = f.str_or_empty("state_machine_name");
             r.state = f.str_or_empty("state");
             r.state_path = f.str_or_empty("state_path");
+            r.dependency = f.str_or_empty("dependency");
+            r.on = f.str_or_empty("on");
+            if (r.front == "dependency" && r.on != "connect" && r.on != "request")
+                f.fail("\"on\" must be connect or request on the dependency front");
+            r.authorizer = f.flag("authorizer");
             if (const json* p = f.maybe("parent"); p && !p->is_null()) {
                 if (!p->is_number_unsigned() || !requests.count(p->get<std::uint64_t>()))
                     f.fail("\"parent\" must be the id of an earlier request, or null");
@@ -232,14 +283,32 @@ run_record read_record(std::istream& in, const std::string& name) {
             f.done();
             requests.insert(r.id);
             out.events.emplace_back(std::move(r));
+        } else if (kind == "invoke") {
+            recorded_invoke i;
+            i.id = f.count("id");
+            if (i.id < invocations)
+                f.fail("invocation id " + std::to_string(i.id) + " out of order (expected " +
+                       std::to_string(invocations) + " or more)");
+            i.at_ms = f.ms("at_ms");
+            check_time(f, i.at_ms);
+            i.function = f.str("function");
+            if (const json* p = f.maybe("request"); p && !p->is_null()) {
+                if (!p->is_number_unsigned() || !requests.count(p->get<std::uint64_t>()))
+                    f.fail("\"request\" must be the id of an earlier request, or null");
+                i.request = p->get<std::uint64_t>();
+            }
+            f.done();
+            invocations = i.id + 1;
+            seen_invocations.insert(i.id);
+            out.events.emplace_back(std::move(i));
         } else if (kind == "handler") {
             recorded_handler h;
-            h.request = f.count("request");
-            if (!requests.count(h.request))
-                f.fail("handler for request " + std::to_string(h.request) + ", which was not recorded before it");
-            const auto attempt = f.count("attempt");
-            if (attempt > 1000) f.fail("\"attempt\" out of range");
-            h.attempt = static_cast<int>(attempt);
+            h.invocation = f.count("invocation");
+            if (!seen_invocations.count(h.invocation))
+                f.fail("handler for invocation " + std::to_string(h.invocation) +
+                       ", which was not recorded before it");
+            h.at_ms = f.ms("at_ms");
+            check_time(f, h.at_ms);
             h.delivery_lag_ms = f.ms("delivery_lag_ms");
             h.duration_ms = f.ms("duration_ms");
             const std::string o = f.str("outcome");
@@ -250,6 +319,34 @@ run_record read_record(std::istream& in, const std::string& name) {
             if (f.maybe("response_bytes")) h.response_bytes = f.count("response_bytes");
             f.done();
             out.events.emplace_back(std::move(h));
+        } else if (kind == "exit") {
+            recorded_exit x;
+            x.at_ms = f.ms("at_ms");
+            check_time(f, x.at_ms);
+            x.function = f.str("function");
+            x.environment = f.count("environment");
+            x.reason = f.str("reason");
+            f.done();
+            out.events.emplace_back(std::move(x));
+        } else if (kind == "end") {
+            recorded_end e;
+            e.at_ms = f.ms("at_ms");
+            check_time(f, e.at_ms);
+            e.request = f.count("request");
+            if (!requests.count(e.request))
+                f.fail("end of request " + std::to_string(e.request) +
+                       ", which was not recorded before it");
+            f.done();
+            out.events.emplace_back(std::move(e));
+        } else if (kind == "provision" || kind == "stop") {
+            const double at = f.ms("at_ms");
+            check_time(f, at);
+            std::string fn = f.str("function");
+            f.done();
+            if (kind == "provision")
+                out.events.emplace_back(recorded_provision{at, std::move(fn)});
+            else
+                out.events.emplace_back(recorded_stop{at, std::move(fn)});
         } else if (kind == "tick") {
             recorded_tick t;
             t.at_ms = f.ms("at_ms");
@@ -262,14 +359,33 @@ run_record read_record(std::istream& in, const std::string& name) {
             r.at_ms = f.ms("at_ms");
             check_time(f, r.at_ms);
             r.op = f.str("op");
-            static const std::set<std::string> ops{"replace", "add", "remove", "clear", "seed", "reset"};
+            static const std::set<std::string> ops{"replace", "add",   "remove", "clear",
+                                                   "seed",    "reset", "restore"};
             if (!ops.count(r.op))
-                f.fail("\"op\" must be replace, add, remove, clear, seed or reset, not \"" + r.op + "\"");
-            if (const json* rules = f.maybe("rules")) r.rules = *rules;
+                f.fail("\"op\" must be replace, add, remove, clear, seed, reset or restore, not \"" +
+                       r.op + "\"");
+            if (r.op == "replace" || r.op == "add") {
+                const json& rules = f.need("rules");
+                if (!rules.is_array()) f.fail("\"rules\" must be a list of rules");
+                r.rules = rules;
+            }
+            if (r.op == "remove") r.name = f.str("name");
+            if (r.op == "seed") r.seed = f.count("seed");
+            if (r.op == "replace") {
+                if (const json* m = f.maybe("max_active_faults")) {
+                    if (m->is_null())
+                        r.max_active_faults.emplace(std::nullopt);
+                    else if (m->is_number_unsigned())
+                        r.max_active_faults.emplace(m->get<std::uint64_t>());
+                    else
+                        f.fail("\"max_active_faults\" must be an integer >= 1, or null");
+                }
+            }
             f.done();
             out.events.emplace_back(std::move(r));
         } else {
-            f.fail("unknown event \"" + kind + "\" (request, handler, tick or rules)");
+            f.fail("unknown event \"" + kind +
+                   "\" (request, invoke, handler, exit, end, tick, provision, rules or stop)");
         }
     }
     if (!have_header) throw record_error(name, line, "empty file: not a coldbrew run record");

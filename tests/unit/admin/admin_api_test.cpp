@@ -1,7 +1,12 @@
 #include "emulator/admin/admin_api.hpp"
+#include "emulator/telemetry/run_recorder.hpp"
+#include "models/sim/record.hpp"
 #include "tests/catch.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -536,6 +541,43 @@ TEST_CASE("admin: request outcomes as JSON", "[unit]") {
     o.handler_error = 1;
     CHECK(o.to_json() ==
           json{{"served", 5}, {"injected_fault", 2}, {"handler_error", 1}, {"emulator_error", 0}});
+}
+
+TEST_CASE("admin: with a run record, every change that succeeds is recorded, at its time", "[unit]") {
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("coldbrew-admin-record-" + std::to_string(::getpid()) + ".jsonl");
+    admin_fixture f;
+    {
+        telemetry::run_recorder rec;
+        REQUIRE_FALSE(rec.open(path, {}));
+        f.ctx.recorder = &rec;
+        CHECK(f.call("POST", "/faults", rule_503("a")).status == 201);
+        CHECK(f.call("POST", "/faults", bad_status_rule()).status == 400);  // changes nothing
+        f.now = 2000;
+        CHECK(f.call("PUT", "/faults", json{{"rules", json::array({rule_503("b")})},
+                                             {"max_active_faults", 2}})
+                  .status == 200);
+        CHECK(f.call("DELETE", "/faults/b").status == 200);
+        CHECK(f.call("DELETE", "/faults/nope").status == 404);
+        CHECK(f.call("PUT", "/seed", json{{"seed", 7}}).status == 200);
+        CHECK(f.call("POST", "/counters/reset").status == 200);
+        CHECK(f.call("POST", "/reset").status == 200);
+        CHECK(f.call("DELETE", "/faults").status == 200);
+    }
+    const auto back = models::sim::read_record(path);
+    std::filesystem::remove(path);
+    std::vector<std::string> ops;
+    for (const auto& e : back.events) ops.push_back(std::get<models::sim::recorded_rules>(e).op);
+    CHECK(ops == std::vector<std::string>{"add", "replace", "remove", "seed", "reset", "restore",
+                                          "clear"});
+    const auto& add = std::get<models::sim::recorded_rules>(back.events[0]);
+    CHECK(add.at_ms == 1000);
+    CHECK(add.rules.at(0).at("name") == "a");
+    const auto& replace = std::get<models::sim::recorded_rules>(back.events[1]);
+    CHECK(replace.at_ms == 2000);
+    CHECK(replace.max_active_faults == std::optional<std::optional<std::uint64_t>>(2));
+    CHECK(std::get<models::sim::recorded_rules>(back.events[2]).name == "b");
+    CHECK(std::get<models::sim::recorded_rules>(back.events[3]).seed == 7);
 }
 
 TEST_CASE("admin API: GET /ready is 503 until the app says it is ready, then 200 with its addresses",
