@@ -17,6 +17,8 @@ packages=(
   libssl-dev                                     # JWT authorizers: signatures, JWKS over https
   libarchive-dev                                 # layers given as .zip files
   tzdata                                         # schedules' time zones (/usr/share/zoneinfo)
+  libxml2-utils                                  # xmllint: coldbrew test's JUnit report checked against its schema
+  dpkg-dev                                       # dpkg-shlibdeps: the Debian package's dependencies (cpack -G DEB)
 )
 # Interpreters for the nodejs* and python3* shims: any version already on PATH will do.
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

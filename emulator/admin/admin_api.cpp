@@ -597,6 +597,16 @@ http::response get_decisions(const http::request& req, const admin_context& ctx)
     return reply(200, out);
 }
 
+// GET /ready: a readiness probe for scripts that start `up` themselves.
+http::response get_ready(const admin_context& ctx) {
+    json out = ctx.readiness ? ctx.readiness() : json::object();
+    if (!out.is_object()) out = json::object();
+    const bool ready = out.value("ready", false);
+    out["ready"] = ready;
+    if (!ready && !out.contains("message")) out["message"] = "not ready";
+    return reply(ready ? 200 : 503, out);
+}
+
 http::response post_reset(const admin_context& ctx) {
     auto& d = decider_of(ctx);
     std::vector<faults::rule> rules;
@@ -615,7 +625,7 @@ http::response post_reset(const admin_context& ctx) {
 // ---- routing ---------------------------------------------------------------------------
 
 enum class endpoint { faults, fault, seed, counters, counters_reset, decisions, reset, proxies,
-                      metrics };
+                      metrics, ready };
 
 struct route {
     endpoint id;
@@ -632,6 +642,7 @@ std::optional<route> match(std::string_view path) {
     if (path == "/reset") return route{endpoint::reset, "POST", {}};
     if (path == "/proxies") return route{endpoint::proxies, "GET", {}};
     if (path == "/metrics") return route{endpoint::metrics, "GET", {}};
+    if (path == "/ready") return route{endpoint::ready, "GET", {}};
     constexpr std::string_view proxy_prefix = "/proxies/";
     if (path.substr(0, proxy_prefix.size()) == proxy_prefix) {
         auto segment = path.substr(proxy_prefix.size());
@@ -662,7 +673,7 @@ http::response dispatch(const http::request& req, admin_context& ctx) {
     auto r = match(path);
     if (!r)
         return error(404, "no such admin endpoint: " + req.method + " " + std::string(path) +
-                              "; see GET /faults, /counters, /decisions, /seed, /metrics");
+                              "; see GET /faults, /counters, /decisions, /seed, /metrics, /ready");
     const std::string& m = req.method;
     if (!allows(r->allow, m)) {
         auto res = error(405, "method " + m + " is not allowed on " + std::string(path) +
@@ -692,6 +703,8 @@ http::response dispatch(const http::request& req, admin_context& ctx) {
         return get_proxies(ctx, r->name);
     case endpoint::metrics:
         return get_metrics(ctx);
+    case endpoint::ready:
+        return get_ready(ctx);
     }
     throw std::logic_error("unrouted admin endpoint");
 }

@@ -35,6 +35,11 @@
 //                               Init Durations, environments busy/idle, in the Prometheus
 //                               text format 0.0.4 (text/plain; version=0.0.4; charset=utf-8;
 //                               names in emulator/telemetry/metrics.hpp)
+//   GET    /ready               200 {"ready":true,"gateway":"http://…",…}: every listener is
+//                               open, provisioned environments started and standby ones
+//                               settled (the moment `up` prints its listening lines; the same
+//                               addresses `up --ready-file` writes); before that, and once
+//                               shutting down, 503 {"ready":false,"message":"…"}
 //   POST   /reset               back to the start: the rules coldbrew.yaml configured, zeroed
 //                               counters, counting restarted (seed kept) → 200
 //
@@ -101,6 +106,8 @@ struct admin_context {
     // The dependency proxies' counters, {"<dependency>": {…}} (GET /proxies, and
     // "dependencies" in GET /counters); empty when the stack declares none.
     std::function<nlohmann::json()> proxy_counters;
+    // GET /ready: {"ready":bool,…} as the app sees it; null: never ready (503).
+    std::function<nlohmann::json()> readiness;
     // Every client request's record and the Init Durations (GET /metrics); may be null.
     const telemetry::request_stats* request_stats = nullptr;
 };

@@ -388,6 +388,23 @@ app::app(const config::stack& stack, app_dependencies deps)
         };
     if (proxies_) admin_ctx_.proxy_counters = [this] { return proxies_->to_json(); };
     admin_ctx_.request_stats = request_stats_.get();
+    admin_ctx_.readiness = [this] {
+        if (ready()) {
+            auto out = ready_addresses_;
+            out["ready"] = true;
+            return out;
+        }
+        return nlohmann::json{
+            {"ready", false},
+            {"message", shutting_down_ ? "shutting down"
+                                       : "starting: listeners, provisioned and standby "
+                                         "execution environments are not all ready yet"}};
+    };
+}
+
+void app::mark_ready(nlohmann::json addresses) {
+    ready_addresses_ = std::move(addresses);
+    ready_ = true;
 }
 
 bool app::code_changed(const std::string& function, const std::filesystem::path& file) {

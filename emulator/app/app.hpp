@@ -116,6 +116,11 @@ public:
     void start_provisioned();
     // Every function's standby environments have finished their init (or given up).
     bool standby_settled() const;
+    // The stack is ready for clients (`up` prints its listening lines): GET /ready answers 200
+    // with `addresses` (a JSON object: {"gateway":"http://…",…}) from then until the
+    // shutdown starts.
+    void mark_ready(nlohmann::json addresses);
+    bool ready() const noexcept { return ready_ && !shutting_down_; }
 
     // `file` under the code, build inputs or a layer of `function` changed (`--watch`): says
     // so in one log line, rebuilds first when the function has a build (deps.rebuild), then
@@ -204,6 +209,8 @@ private:
     bool draining_ = false;
     std::chrono::steady_clock::time_point built_at_;
     std::optional<double> reset_at_ms_;
+    bool ready_ = false;
+    nlohmann::json ready_addresses_;
     admin::admin_context admin_ctx_;
     // Watched by work that may end after the app (a rebuild's done): it then does nothing.
     std::shared_ptr<int> alive_ = std::make_shared<int>(0);

@@ -23,6 +23,7 @@
 
 #include "emulator/app/app.hpp"
 #include "emulator/build/build.hpp"
+#include "emulator/cli/test_command.hpp"
 #include "emulator/config/env_files.hpp"
 #include "emulator/config/fault_rules.hpp"
 #include "emulator/config/not_emulated.hpp"
@@ -764,8 +765,10 @@ void wait_for_standby(uv_loop_t& loop, app::app& application) {
     uv_run(&loop, UV_RUN_NOWAIT);
 }
 
+// `hooks` (null for plain `up`): what `coldbrew test` sees of the run (cli/test_command.hpp).
 int run_up(const load_flags& lf, int port, const std::string& host,
-           std::optional<std::uint64_t> seed_flag, const telemetry_flags& tf) {
+           std::optional<std::uint64_t> seed_flag, const telemetry_flags& tf,
+           const std::string& ready_file, cli::up_hooks* hooks) {
     config::stack stack = load(lf, nullptr, stdout);
     if (port >= 0) stack.settings.gateway_port = port;
     // libuv binds numeric addresses only; "localhost" is what people type.
@@ -934,6 +937,22 @@ int run_up(const load_flags& lf, int port, const std::string& host,
                         vars.empty() ? "" : "; handlers get ", vars.c_str());
         }
     }
+    // Ready: what the lines above say, for GET /ready and --ready-file.
+    cli::ready_info ready;
+    ready.gateway_url = base;
+    ready.invoke_url = "http://" + stack.settings.host + ":" + std::to_string(application->invoke_port());
+    ready.admin_url = "http://" + stack.settings.host + ":" + std::to_string(application->admin_port());
+    if (application->sfn_port())
+        ready.sfn_url = "http://" + stack.settings.host + ":" + std::to_string(application->sfn_port());
+    ready.region = stack.settings.region;
+    ready.seed = seed;
+    application->mark_ready(ready.to_json());
+    if (!ready_file.empty()) {
+        if (std::string why; !cli::write_ready_file(ready_file, ready, why))
+            spdlog::error("--ready-file: {}", why);
+        else
+            std::printf("coldbrew up: ready; addresses written to %s\n", ready_file.c_str());
+    }
 
     // SIGINT/SIGTERM: drain in-flight invocations for up to 2 s, then end every child.
     // A second signal ends them at once.
@@ -941,11 +960,13 @@ int run_up(const load_flags& lf, int port, const std::string& host,
         app::app* a;
         watch::watcher* w;
         build::builder* b;
+        cli::up_hooks* hooks;
         uv_signal_t sigint{}, sigterm{};
         bool stopping = false;
-    } sc{application.get(), watcher.get(), builder.get()};
-    auto on_signal = [](uv_signal_t* h, int) {
+    } sc{application.get(), watcher.get(), builder.get(), hooks};
+    auto on_signal = [](uv_signal_t* h, int sig) {
         auto* c = static_cast<signal_ctx*>(h->data);
+        if (!c->stopping && c->hooks && c->hooks->signal && c->hooks->signal(sig)) return;
         if (c->stopping) {
             c->a->shutdown(0, nullptr);
             return;
@@ -966,6 +987,18 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     uv_signal_start(&sc.sigterm, on_signal, SIGTERM);
 
     const auto up_since = clock.steady();
+    if (hooks && hooks->ready)
+        hooks->ready(&lo.loop, ready, [&sc] {
+            // As SIGINT does: drain, then end every child.
+            if (sc.stopping) return;
+            sc.stopping = true;
+            if (sc.w) sc.w->stop();
+            if (sc.b) sc.b->shutdown();
+            sc.a->shutdown(2000, [c = &sc] {
+                uv_close(reinterpret_cast<uv_handle_t*>(&c->sigint), nullptr);
+                uv_close(reinterpret_cast<uv_handle_t*>(&c->sigterm), nullptr);
+            });
+        });
     uv_run(&lo.loop, UV_RUN_DEFAULT);
     for (const auto& [name, st] : application->stats())
         std::printf("coldbrew: %s: %llu invocations, %llu cold starts, %llu function errors "
@@ -1015,7 +1048,23 @@ int run_up(const load_flags& lf, int port, const std::string& host,
             summary.overruns[name] = {st.cold_starts,          st.init_overruns,
                                       st.init_overrun_ms,      st.init_overrun_max_ms,
                                       st.burst_cold_starts_max, st.standby_target};
-        std::fputs(telemetry::render_run_summary(summary).c_str(), stdout);
+        const auto summary_text = telemetry::render_run_summary(summary);
+        std::fputs(summary_text.c_str(), stdout);
+        if (hooks && hooks->finished) {
+            cli::run_figures f;
+            f.run_ms = summary.run_ms;
+            f.requests = &application->requests();
+            f.faults_by_kind = faults.counters().by_kind;
+            f.faults_missed_by_kind = faults.counters().missed_by_kind;
+            f.emulator_errors = application->gateway_outcomes().emulator_error +
+                                application->invoke_outcomes().emulator_error +
+                                application->states_outcomes().emulator_error;
+            for (const auto& [name, st] : application->stats())
+                f.functions.push_back({name, {st.invocations, st.cold_starts, st.function_errors,
+                                              st.timeouts, st.throttles}});
+            f.summary_text = summary_text;
+            hooks->finished(f);
+        }
     }
     application.reset();
     // Traces of requests the shutdown ended are in now; the last batch gets at most 1 s.
@@ -1232,6 +1281,11 @@ int main(int argc, char** argv) {
     up->add_option("--record", tf.record,
                    "Write the run record to FILE (JSON Lines): arrivals, handler answers, "
                    "process exits, timer ticks and rule changes, for coldbrew sim PATH --replay FILE");
+    std::string ready_file;
+    up->add_option("--ready-file", ready_file,
+                   "Once every listener is up and the provisioned and standby execution "
+                   "environments are ready, write the addresses here as JSON (as GET /ready "
+                   "answers them)");
 
     std::string function, event_file, event_json;
     auto* inv = cli.add_subcommand("invoke", "Invoke one function once; the result goes to stdout");
@@ -1256,8 +1310,24 @@ int main(int argc, char** argv) {
     report::report_options report_opts;
     report::add_report_command(cli, report_opts);
 
+    // `test [PATH] [up's options] -- CMD [ARGS…]`: CMD is not coldbrew's to parse, and every
+    // option `test` does not know is up's, parsed by `up` itself.
+    cli::test_options test_opts;
+    auto* test = cli::add_test_command(cli, test_opts);
+    auto args = cli::split_command(argc, argv, test_opts.command);
+    std::vector<char*> arg_ptrs;
+    for (auto& a : args) arg_ptrs.push_back(a.data());
+    bool testing = false;
     try {
-        cli.parse(argc, argv);
+        cli.parse(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
+        if (cli.got_subcommand(test)) {
+            testing = true;
+            std::vector<std::string> up_args{args[0], "up"};
+            for (auto& a : test->remaining()) up_args.push_back(a);
+            std::vector<char*> up_ptrs;
+            for (auto& a : up_args) up_ptrs.push_back(a.data());
+            cli.parse(static_cast<int>(up_ptrs.size()), up_ptrs.data());
+        }
     } catch (const CLI::ParseError& e) {
         // --help and --version exit 0; a bad flag is a usage error, exit 2 like a bad config.
         const int rc = cli.exit(e);
@@ -1303,7 +1373,16 @@ int main(int argc, char** argv) {
                       << " routes\n";
             return 0;
         }
-        if (cli.got_subcommand("up")) return run_up(lf, port, host, seed, tf);
+        if (testing) {
+            // Free ports unless the command line names them: CI jobs share machines.
+            if (port < 0) port = 0;
+            for (auto* p : {&lf.invoke_port, &lf.admin_port, &lf.sfn_port})
+                if (!*p) *p = 0;
+            return cli::run_test(test_opts, lf.path, [&](cli::up_hooks& hooks) {
+                return run_up(lf, port, host, seed, tf, ready_file, &hooks);
+            });
+        }
+        if (cli.got_subcommand("up")) return run_up(lf, port, host, seed, tf, ready_file, nullptr);
         if (cli.got_subcommand("sim")) return sim_cli::run_sim(sim_opts);
         if (cli.got_subcommand("report")) return report::run_report(report_opts);
         if (cli.got_subcommand("invoke")) return run_invoke(lf, function, event_file, event_json, seed);

@@ -261,7 +261,17 @@ std::pair<std::string, std::vector<std::string>> parse_sweep(const std::string& 
     return {text.substr(0, eq), values};
 }
 
-ensure_gate parse_ensure(const std::string& text) {
+const ensure_grammar& sim_ensure_grammar() {
+    static const ensure_grammar g{{"availability", "nines", "p50", "p90", "p95", "p99", "p99.9",
+                                   "mean", "max", "duplicates", "cost_per_million",
+                                   "cold_start_share", "retry_amplification"},
+                                  {},
+                                  false,
+                                  {}};
+    return g;
+}
+
+ensure_gate parse_ensure(const std::string& text, const ensure_grammar& grammar) {
     ensure_gate g;
     g.text = text;
     std::size_t i = 0;
@@ -272,6 +282,20 @@ ensure_gate parse_ensure(const std::string& text) {
     const std::size_t m0 = i;
     while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_' || text[i] == '.')) ++i;
     g.metric = text.substr(m0, i - m0);
+    if (i < text.size() && text[i] == '[') {
+        const auto close = text.find(']', i);
+        if (!grammar.subjects)
+            throw std::invalid_argument("--ensure '" + text + "': " + g.metric +
+                                        " takes no [subject] here");
+        if (close == std::string::npos)
+            throw std::invalid_argument("--ensure '" + text + "': '[' without its ']'");
+        g.subject = text.substr(i + 1, close - i - 1);
+        while (!g.subject.empty() && g.subject.front() == ' ') g.subject.erase(0, 1);
+        while (!g.subject.empty() && g.subject.back() == ' ') g.subject.pop_back();
+        if (g.subject.empty())
+            throw std::invalid_argument("--ensure '" + text + "': empty [subject]");
+        i = close + 1;
+    }
     skip();
     for (const char* op : {"<=", ">=", "==", "!=", "<", ">"}) {
         if (text.compare(i, std::strlen(op), op) == 0) {
@@ -282,12 +306,16 @@ ensure_gate parse_ensure(const std::string& text) {
     }
     if (g.metric.empty() || g.op.empty())
         throw std::invalid_argument("--ensure '" + text + "': expected 'metric op value', e.g. 'p95 < 300ms'");
-    static const std::vector<std::string> metrics = {"availability", "nines", "p50", "p90", "p95", "p99", "p99.9",
-                                                     "mean", "max", "duplicates", "cost_per_million",
-                                                     "cold_start_share", "retry_amplification"};
-    if (std::find(metrics.begin(), metrics.end(), g.metric) == metrics.end()) {
+    for (const auto& [name, why] : grammar.refused)
+        if (g.metric == name) throw std::invalid_argument("--ensure '" + text + "': " + why);
+    const auto& metrics = grammar.metrics;
+    bool known = std::find(metrics.begin(), metrics.end(), g.metric) != metrics.end();
+    for (const auto& prefix : grammar.prefixes)
+        known = known || (g.metric.size() > prefix.size() && g.metric.starts_with(prefix));
+    if (!known) {
         std::string all;
         for (const auto& m : metrics) all += (all.empty() ? "" : ", ") + m;
+        for (const auto& m : grammar.prefixes) all += (all.empty() ? "" : ", ") + m + "<kind>";
         throw std::invalid_argument("--ensure '" + text + "': unknown metric '" + g.metric + "' (known: " + all + ")");
     }
     skip();

@@ -44,14 +44,32 @@ int run_sim(const sim_options& opts);
 // ---- exposed for tests ---------------------------------------------------------------------
 
 // One --ensure gate: metric, comparison and threshold in the metric's unit (percent for
-// availability and cold_start_share, ms for latencies).
+// availability and cold_start_share, ms for latencies). `subject` is what the metric is
+// narrowed to ("GET /pay" in "p99[GET /pay] < 1s"); "" for the whole run.
 struct ensure_gate {
     std::string text, metric, op;
     double threshold = 0;
+    std::string subject;
 };
+// Which metric names a command's gates accept; the grammar (metric, optional [subject],
+// operator, number, unit) is the same for all. A metric's unit follows from its name:
+// p50…p99.9, mean and max are latencies (ms, s, min, us); availability and
+// cold_start_share percentages; anything else a plain number.
+struct ensure_grammar {
+    std::vector<std::string> metrics;   // exact names
+    std::vector<std::string> prefixes;  // "faults.": any non-empty name after the prefix
+    bool subjects = false;              // "metric[subject]" allowed
+    // Why a metric is not offered, by name (said instead of "unknown metric").
+    std::vector<std::pair<std::string, std::string>> refused;
+};
+// `sim`'s metrics (models::sim::report_metric), without subjects.
+const ensure_grammar& sim_ensure_grammar();
 // Parses "p95 < 300ms", "availability >= 99.99%", "p99 <= 1s", "duplicates == 0",
 // "cost_per_million < 5". Throws std::invalid_argument with a message naming the problem.
-ensure_gate parse_ensure(const std::string& text);
+ensure_gate parse_ensure(const std::string& text, const ensure_grammar& grammar);
+inline ensure_gate parse_ensure(const std::string& text) {
+    return parse_ensure(text, sim_ensure_grammar());
+}
 bool ensure_holds(const ensure_gate& g, double value);
 
 // "path=v1,v2,…" → (path, values). Commas inside (), [] or {} do not split, so a

@@ -579,3 +579,24 @@ TEST_CASE("admin: with a run record, every change that succeeds is recorded, at 
     CHECK(std::get<models::sim::recorded_rules>(back.events[2]).name == "b");
     CHECK(std::get<models::sim::recorded_rules>(back.events[3]).seed == 7);
 }
+
+TEST_CASE("admin API: GET /ready is 503 until the app says it is ready, then 200 with its addresses",
+          "[unit]") {
+    admin_fixture f;
+    auto before = f.call("GET", "/ready");
+    CHECK(before.status == 503);
+    CHECK(nlohmann::json::parse(before.body)["ready"] == false);
+    bool ready = false;
+    f.ctx.readiness = [&ready] {
+        return ready ? nlohmann::json{{"ready", true}, {"gateway", "http://127.0.0.1:1"}}
+                     : nlohmann::json{{"ready", false}, {"message", "starting"}};
+    };
+    auto starting = f.call("GET", "/ready");
+    CHECK(starting.status == 503);
+    CHECK(nlohmann::json::parse(starting.body)["message"] == "starting");
+    ready = true;
+    auto now = f.call("GET", "/ready");
+    CHECK(now.status == 200);
+    CHECK(nlohmann::json::parse(now.body)["gateway"] == "http://127.0.0.1:1");
+    CHECK(f.call("POST", "/ready").status == 405);
+}
