@@ -18,6 +18,7 @@
 
 #include "emulator/config/scenario_loader.hpp"
 #include "emulator/sim_cli/html_report.hpp"
+#include "emulator/sim_cli/shard.hpp"
 #include "models/sim/engine.hpp"
 #include "models/sim/report.hpp"
 
@@ -364,7 +365,8 @@ void add_sim_command(CLI::App& app, sim_options& opts) {
         "sim", "What-if simulation of a call chain on a virtual clock: availability (nines), "
                "latency, retries, cold starts, cost");
     sim->fallthrough();
-    sim->add_option("scenario", opts.scenario, "Scenario YAML (see examples/whatif/)")->required();
+    // Not ->required(): `sim merge PART…` has no scenario of its own (run_sim checks).
+    sim->add_option("scenario", opts.scenario, "Scenario YAML (see examples/whatif/)");
     sim->add_option("-n,--requests", opts.requests, "Requests to simulate (overrides the file)")
         ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000'000'000}));
     // CLI11 would wrap -1 round to 2^64-1; a seed is exactly a 64-bit unsigned number.
@@ -400,12 +402,32 @@ void add_sim_command(CLI::App& app, sim_options& opts) {
                     "With --replay: compare with the live run's decision log; exit 1 when they "
                     "differ (init_overrun lines ignored)")
         ->needs(replay);
+    sim->add_option("--shard", opts.shard,
+                    "K/N: compute part K of N of the run (chunks i with i mod N == K) and print it as "
+                    "a part file (JSON) for `coldbrew sim merge`");
+
+    auto* merge = sim->add_subcommand(
+        "merge", "Merge the part files of a run split with --shard into the report of the whole run");
+    merge->add_option("parts", opts.merge.parts, "Part files, one per K from 0 to N-1")->required();
+    merge->add_option("--scenario", opts.merge.scenario,
+                      "The scenario, when it is no longer at the path the parts recorded; it must "
+                      "resolve to the same runs");
+    merge->add_flag("--json", opts.json, "Print the report as JSON");
+    merge->add_option("--html", opts.html, "Write a self-contained HTML report with plots to this file");
+    merge->add_option("--ensure", opts.ensure, "Gate, repeatable, as for `sim`; exit 1 when one fails");
 }
 
 int run_sim(const sim_options& opts) {
-    if (!opts.replay.empty())
+    if (!opts.merge.parts.empty()) return run_merge(opts);
+    if (!opts.replay.empty()) {
+        if (opts.scenario.empty() || !opts.shard.empty()) {
+            std::cerr << "sim: --replay takes the app's PATH, and no --shard\n";
+            return 2;
+        }
         return run_replay({opts.scenario, opts.replay, opts.decision_log, opts.compare});
+    }
     try {
+        if (opts.scenario.empty()) throw std::invalid_argument("sim: a scenario file is required");
         std::vector<ensure_gate> gates;
         for (const auto& e : opts.ensure) gates.push_back(parse_ensure(e));
 
@@ -430,19 +452,56 @@ int run_sim(const sim_options& opts) {
             plans.push_back({config::load_scenario(opts.scenario, overrides), v});
         }
 
+        auto label_of = [&](const planned& p, const config::scenario_variant& variant) {
+            std::string label = variant.scenario.name;
+            if (!variant.name.empty()) label += " / " + variant.name;
+            if (!sweep_path.empty()) label += " / " + sweep_path + "=" + p.sweep_value;
+            return label;
+        };
+        // A part (--shard) or a merge: the runs' identity, so parts of other runs never mix.
+        const bool sharding = !opts.shard.empty(), merging = !opts.merged_identity.empty();
+        shard_spec shard;
+        part this_part;
+        if (sharding) {
+            shard = parse_shard(opts.shard);
+            if (!gates.empty() || !opts.html.empty())
+                throw std::invalid_argument("--shard prints a part file: give --ensure and --html to `coldbrew sim merge`");
+        }
+        if (sharding || merging) {
+            std::vector<identity_run> ids;
+            for (const auto& p : plans)
+                for (const auto& v : p.loaded.variants) ids.push_back({label_of(p, v), &v.scenario, v.profile.get()});
+            const std::string identity = runs_identity(ids);
+            if (merging && (identity != opts.merged_identity || ids.size() != opts.merged.size()))
+                throw std::invalid_argument("merge: " + opts.scenario +
+                                            ", with the --requests, --seed, --set and --sweep the parts recorded, is "
+                                            "not what the parts ran (identity " + identity + ", parts " +
+                                            opts.merged_identity + "): was it changed since?");
+            this_part.identity = identity;
+            this_part.shard = shard;
+            this_part.command = {opts.scenario, opts.requests, opts.seed, opts.set, opts.sweep};
+        }
+
         const unsigned threads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
         progress_bar bar(!opts.no_progress && isatty(STDERR_FILENO));
         std::vector<run_entry> runs;
+        std::size_t index = 0;
         for (auto& p : plans) {
             for (auto& variant : p.loaded.variants) {
-                std::string label = variant.scenario.name;
-                if (!variant.name.empty()) label += " / " + variant.name;
-                if (!sweep_path.empty()) label += " / " + sweep_path + "=" + p.sweep_value;
+                const std::string label = label_of(p, variant);
                 models::sim::run_options ro;
                 ro.threads = threads;
+                ro.shard_index = shard.index;
+                ro.shard_count = shard.count;
                 ro.progress = [&](std::uint64_t done, std::uint64_t total) { bar(done, total, label); };
-                const models::sim::run_result r = models::sim::run(variant.scenario, ro);
+                const models::sim::run_result r =
+                    merging ? opts.merged[index] : models::sim::run(variant.scenario, ro);
+                ++index;
                 bar.clear();
+                if (sharding) {
+                    this_part.runs.push_back({label, r});
+                    continue;
+                }
                 json report = models::sim::report_json(variant.scenario, r);
                 run_entry e;
                 e.label = label;
@@ -455,6 +514,10 @@ int run_sim(const sim_options& opts) {
         }
 
         // Output.
+        if (sharding) {
+            std::cout << part_to_json(this_part).dump() << "\n";
+            return 0;
+        }
         if (opts.json) {
             if (runs.size() == 1) {
                 json out = runs[0].report;

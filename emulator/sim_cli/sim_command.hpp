@@ -1,15 +1,20 @@
 #pragma once
 // `coldbrew sim scenario.yaml`: runs a what-if scenario (emulator/config/scenario_loader.hpp,
 // models/sim/) and prints its report; --ensure gates make it a CI check.
+// `coldbrew sim scenario.yaml --shard K/N` prints part K of N of the run instead, and
+// `coldbrew sim merge PART…` prints the report of the whole from the parts (shard.hpp).
 //
 // Exit status: 0 when the run finished and every --ensure held; 1 when an --ensure failed
-// (each failing gate is printed as "ensure failed: …"); 2 for a config or usage error.
+// (each failing gate is printed as "ensure failed: …"); 2 for a config or usage error, and
+// for parts that do not make one whole run.
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "models/sim/engine.hpp"
 
 namespace CLI {
 class App;
@@ -32,6 +37,18 @@ struct sim_options {
     // of it (replay_command.hpp); --decision-log writes the replayed decisions, --compare
     // checks them against a live decision log.
     std::string replay, decision_log, compare;
+    std::string shard;                     // "K/N": print part K of N as a part file
+                                           // (emulator/sim_cli/shard.hpp), no report
+    // `coldbrew sim merge PART…`: the part files and where the scenario is now ("" = the
+    // path the parts recorded); the report options above (json, html, ensure) apply.
+    struct merge_options {
+        std::vector<std::string> parts;
+        std::string scenario;
+    } merge;
+    // Set by the merge: every run's result merged from the parts, in run order, and the parts'
+    // identity. The runs are loaded and checked against it, then reported, not run.
+    std::vector<models::sim::run_result> merged;
+    std::string merged_identity;
 };
 
 // Adds the `sim` subcommand and its flags to `app`, filling `opts` when parsed.
@@ -39,6 +56,7 @@ struct sim_options {
 void add_sim_command(CLI::App& app, sim_options& opts);
 
 // Loads, runs and reports. Prints the report to stdout (text or JSON), errors to stderr.
+// With opts.merge.parts set, merges those parts instead (run_merge, shard.hpp).
 int run_sim(const sim_options& opts);
 
 // ---- exposed for tests ---------------------------------------------------------------------

@@ -996,11 +996,24 @@ run_result run(const scenario& s, const run_options& opts) {
     }
     chunk_count = per_chunk ? (s.requests + per_chunk - 1) / per_chunk : 0;
     if (chunk_count == 0) chunk_count = 1;
-    const std::uint64_t total =
-        engine == "fast" || !plan.phased ? s.requests : chunk_count * per_chunk;
+
+    // This part's chunks: shard_index, shard_index + shard_count, … (all of them when unsplit).
+    if (opts.shard_count == 0 || opts.shard_index >= opts.shard_count)
+        throw std::invalid_argument("shard " + std::to_string(opts.shard_index) + "/" +
+                                    std::to_string(opts.shard_count) + ": the part must be 0 to count-1");
+    const std::uint64_t shard_chunks = chunk_count > opts.shard_index
+                                           ? (chunk_count - opts.shard_index + opts.shard_count - 1) / opts.shard_count
+                                           : 0;
+    auto chunk_at = [&](std::uint64_t j) { return opts.shard_index + j * opts.shard_count; };
+    auto chunk_size = [&](std::uint64_t c) {
+        if (engine == "events" && plan.phased) return per_chunk;
+        return std::min<std::uint64_t>(per_chunk, s.requests - c * per_chunk);
+    };
+    std::uint64_t total = 0;
+    for (std::uint64_t j = 0; j < shard_chunks; ++j) total += chunk_size(chunk_at(j));
 
     const unsigned threads = std::max(1u, std::min<unsigned>(opts.threads, static_cast<unsigned>(
-                                                                               std::min<std::uint64_t>(chunk_count, 1024))));
+                                                                               std::min<std::uint64_t>(shard_chunks, 1024))));
     std::vector<run_result> partial(threads);
     for (auto& p : partial) {
         p.components.resize(s.components.size());
@@ -1019,23 +1032,20 @@ run_result run(const scenario& s, const run_options& opts) {
             std::unique_ptr<detail::fast_runner> fast;
             if (engine == "fast") fast = std::make_unique<detail::fast_runner>(m, out);
             for (;;) {
-                const std::uint64_t c = next.fetch_add(1);
-                if (c >= chunk_count) break;
-                const std::uint64_t first = c * per_chunk;
-                std::uint64_t count = per_chunk;
-                if (engine == "fast") {
-                    count = std::min<std::uint64_t>(per_chunk, s.requests - first);
-                    fast->run_chunk(first, count);
-                } else {
-                    if (!plan.phased) count = std::min<std::uint64_t>(per_chunk, s.requests - first);
+                const std::uint64_t j = next.fetch_add(1);
+                if (j >= shard_chunks) break;
+                const std::uint64_t c = chunk_at(j);
+                const std::uint64_t count = chunk_size(c);
+                if (engine == "fast")
+                    fast->run_chunk(c * per_chunk, count);
+                else
                     detail::run_replication(m, plan, c, count, out);
-                }
                 done.fetch_add(count);
             }
         } catch (...) {
             std::lock_guard<std::mutex> lock(mu);
             if (!error) error = std::current_exception();
-            next.store(chunk_count);
+            next.store(shard_chunks);
         }
         std::lock_guard<std::mutex> lock(mu);
         ++finished;

@@ -54,6 +54,11 @@
 // rate, each starting from an empty, cold system with its own seed stream). Chunks do not
 // depend on the thread count and every counter is an integer, so merging is exact: the same
 // seed gives identical results with any number of threads.
+//
+// A run can be split further, across processes or machines: run_options::shard_index and
+// shard_count pick the chunks of one part (chunk i belongs to part i mod shard_count), and
+// run_result::merge of every part's result gives the whole run's result exactly
+// (models/sim/part.hpp writes and reads results as JSON for that).
 
 #include <cstdint>
 #include <functional>
@@ -93,6 +98,7 @@ struct component_counts {
     histogram latency;                              // successful calls, caller's view
 
     void merge(const component_counts& o);
+    bool operator==(const component_counts&) const = default;
 };
 
 // What the scenario's fault rules did (scenario::fault_rules, deciding the attempts of steps
@@ -110,6 +116,7 @@ struct fault_counts {
 
     void merge(const fault_counts& o);
     std::uint64_t total() const;        // fired, all rules and actions
+    bool operator==(const fault_counts&) const = default;
 };
 
 struct run_result {
@@ -124,6 +131,7 @@ struct run_result {
     fault_counts faults;                // empty vectors when the scenario has no fault rules
 
     void merge(const run_result& o);
+    bool operator==(const run_result&) const = default;
 };
 
 // One attempt decided by the fault rules, for a decision log (run_options::on_fault).
@@ -146,15 +154,21 @@ struct run_options {
     // (with threads > 1, calls from different chunks interleave: order by chunk). Costs a
     // decision object and a log line per call: for tests and decision logs, not for large runs.
     std::function<void(const fault_record&)> on_fault = nullptr;
+    // Runs only the chunks of part shard_index of shard_count: chunk i when
+    // i mod shard_count == shard_index. Round robin rather than contiguous ranges, so that every
+    // part gets a fair share of the shorter last chunk and of any slow replications. The split
+    // is by chunk index, so by seed stream: never by timing or by the thread count.
+    std::uint64_t shard_index = 0, shard_count = 1;
 };
 
 // Which engine `s` needs: "fast" or "events" (with scenario::mode::automatic, "events" when a
 // component has a capacity limit or key shards, or a function has no cold_start_share).
 std::string engine_for(const scenario& s);
 
-// Runs `s`. Throws std::invalid_argument when the scenario cannot be run (a function's
+// Runs `s` (or the part of it opts.shard_index/shard_count names: a part with no chunk returns
+// empty counts). Throws std::invalid_argument when the scenario cannot be run (a function's
 // runtime missing from the profile, no profile for a function, a cycle in the calls, the
-// fast engine forced on a scenario that needs events).
+// fast engine forced on a scenario that needs events) or the shard is not 0 <= index < count.
 run_result run(const scenario& s, const run_options& opts = {});
 
 }  // namespace coldbrew::models::sim

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 namespace coldbrew::models::sim {
 
@@ -19,6 +21,35 @@ std::uint64_t histogram::upper_bound_ns(std::size_t index) noexcept {
     const std::size_t k = index - linear_limit;
     const int shift = static_cast<int>(k / half) + 1;
     return lower_bound_ns(index) + (1ull << shift);
+}
+
+histogram histogram::from_state(std::vector<std::uint64_t> counts, std::uint64_t sum_us,
+                                std::uint64_t min_ns, std::uint64_t max_ns) {
+    if (counts.size() != bucket_count)
+        throw std::invalid_argument("a histogram has " + std::to_string(bucket_count) + " buckets, not " +
+                                    std::to_string(counts.size()));
+    histogram h;
+    std::size_t first = bucket_count, last = 0;
+    for (std::size_t i = 0; i < bucket_count; ++i) {
+        if (!counts[i]) continue;
+        h.total_ += counts[i];
+        if (first == bucket_count) first = i;
+        last = i;
+    }
+    auto inside = [](std::uint64_t ns, std::size_t i) {
+        return ns >= lower_bound_ns(i) && (i == bucket_count - 1 || ns < upper_bound_ns(i));
+    };
+    if (h.total_ == 0) {
+        if (sum_us != 0 || min_ns != ~0ull || max_ns != 0)
+            throw std::invalid_argument("an empty histogram has sum 0, min 2^64-1 and max 0");
+    } else if (!inside(min_ns, first) || !inside(max_ns, last)) {
+        throw std::invalid_argument("min_ns and max_ns must lie in the first and last non-empty buckets");
+    }
+    h.counts_ = std::move(counts);
+    h.sum_us_ = sum_us;
+    h.min_ns_ = min_ns;
+    h.max_ns_ = max_ns;
+    return h;
 }
 
 void histogram::merge(const histogram& other) noexcept {

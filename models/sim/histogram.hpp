@@ -69,6 +69,21 @@ public:
         return linear_limit + static_cast<std::size_t>(shift - 1) * half +
                static_cast<std::size_t>((ns >> shift) - half);
     }
+    // The raw state, so that a histogram can be written out and read back exactly
+    // (models/sim/part.hpp): the count in bucket `index` (< bucket_count), the sum of samples
+    // in whole µs, and the exact extremes (min_ns is 2^64-1 and max_ns 0 while empty).
+    std::uint64_t count_at(std::size_t index) const noexcept { return counts_[index]; }
+    std::uint64_t sum_us() const noexcept { return sum_us_; }
+    std::uint64_t min_ns() const noexcept { return min_ns_; }
+    std::uint64_t max_ns() const noexcept { return max_ns_; }
+    // The histogram with that state; the count is the sum of `counts`. Throws
+    // std::invalid_argument when counts.size() != bucket_count or min_ns/max_ns lie outside
+    // the first/last non-empty bucket.
+    static histogram from_state(std::vector<std::uint64_t> counts, std::uint64_t sum_us,
+                                std::uint64_t min_ns, std::uint64_t max_ns);
+
+    bool operator==(const histogram&) const = default;
+
     static std::uint64_t lower_bound_ns(std::size_t index) noexcept;
     static std::uint64_t upper_bound_ns(std::size_t index) noexcept;  // exclusive
 

@@ -2,7 +2,10 @@
 // modest request count, the JSON report's fields, and an --ensure gate's exit status.
 
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -75,4 +78,34 @@ TEST_CASE("sim: --ensure gates exit 1 and say which failed", "[integration]") {
     const result config = run_sim({scenario("compounding.yaml"), "--set", "components.api.latncy=fixed(1ms)"});
     CHECK(config.code == 2);
     CHECK(config.err.find("did you mean 'latency'") != std::string::npos);
+}
+
+TEST_CASE("sim: three parts merged give the single run's JSON byte for byte", "[integration]") {
+    // burst.yaml: the events engine, one replication per pass of 1,360 requests, so 20,000
+    // requests are 15 replications spread over the 3 parts. The report has no wall-clock field:
+    // nothing is excluded from the comparison.
+    const std::string s = scenario("burst.yaml");
+    const result whole = run_sim({s, "--requests", "20000", "--threads", "2", "--json"});
+    REQUIRE(whole.code == 0);
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("coldbrew-shard-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    std::vector<std::string> merge = {"merge"};
+    for (int k = 0; k < 3; ++k) {
+        const result part = run_sim({s, "--requests", "20000", "--threads", "1", "--shard",
+                                     std::to_string(k) + "/3", "--json"});
+        REQUIRE(part.code == 0);
+        const auto file = dir / ("part-" + std::to_string(k) + ".json");
+        std::ofstream(file) << part.out;
+        merge.push_back(file.string());
+    }
+    merge.push_back("--json");
+    const result merged = run_sim(merge);
+    CHECK(merged.code == 0);
+    CHECK(merged.out == whole.out);
+    // A part missing is refused.
+    const result missing = run_sim({"merge", merge[1], merge[3]});
+    CHECK(missing.code == 2);
+    CHECK(missing.err.find("parts missing of 3: 1") != std::string::npos);
+    std::filesystem::remove_all(dir);
 }
