@@ -120,6 +120,10 @@ struct compiled {
     std::vector<range> branches;
     std::vector<c_cache> caches;
     range flow;
+    // scenario::entries: each entry's flow, and the cumulative share of arrivals up to and
+    // including it (the last is exactly 1). Empty: every request runs `flow`.
+    std::vector<range> entry_flows;
+    std::vector<double> entry_cdf;
     std::uint32_t quota_count = 0;
     std::vector<sdk_standard_retry> quota_config;
     std::uint32_t capacity_slots = 0;
@@ -134,6 +138,12 @@ struct compiled {
 void compile(const scenario& s, compiled& out);
 
 std::uint32_t draw_key(const c_comp& c, double u);
+
+// The entry an arrival runs, from its own draw: a pure function of (seed, `key`, `index`),
+// independent of every other draw of the request, so a scenario without entries draws
+// nothing here and keeps its numbers. `m` must have entries.
+std::uint32_t pick_entry(const compiled& m, const random_source& rng, std::string_view key,
+                         std::uint64_t index);
 
 // Retry bookkeeping for one call across its attempts.
 struct retry_state {

@@ -55,6 +55,12 @@ void component_counts::merge(const component_counts& o) {
     latency.merge(o.latency);
 }
 
+void entry_counts::merge(const entry_counts& o) {
+    requests += o.requests;
+    successes += o.successes;
+    latency.merge(o.latency);
+}
+
 void run_result::merge(const run_result& o) {
     requests += o.requests;
     successes += o.successes;
@@ -65,6 +71,8 @@ void run_result::merge(const run_result& o) {
     latency_all.merge(o.latency_all);
     if (components.size() < o.components.size()) components.resize(o.components.size());
     for (std::size_t i = 0; i < o.components.size(); ++i) components[i].merge(o.components[i]);
+    if (entries.size() < o.entries.size()) entries.resize(o.entries.size());
+    for (std::size_t i = 0; i < o.entries.size(); ++i) entries[i].merge(o.entries[i]);
 }
 
 std::optional<int> retry_policy::uniform_attempts() const {
@@ -285,7 +293,8 @@ void compile(const scenario& s, compiled& out) {
             if (!s.model_profile)
                 invalid("component '" + src.name + "': functions need a model profile");
             try {
-                c.cold = std::make_unique<cold_start_model>(*s.model_profile, src.function.traits);
+                c.cold = std::make_unique<cold_start_model>(*s.model_profile, src.function.traits,
+                                                            src.function.cold_start);
             } catch (const model_error& e) {
                 invalid("component '" + src.name + "': " + e.what());
             }
@@ -329,12 +338,39 @@ void compile(const scenario& s, compiled& out) {
     // (caches are held by index; retry policies point into the scenario).
     std::vector<int> visiting(n, 0);
     std::vector<range> bodies(n);
-    out.flow = flatten(s, out, s.flow, none, visiting, bodies);
+    if (s.entries.empty()) {
+        out.flow = flatten(s, out, s.flow, none, visiting, bodies);
+    } else {
+        double total = 0;
+        for (const entry& e : s.entries) {
+            if (!(e.weight > 0) || !std::isfinite(e.weight))
+                invalid("entry '" + e.name + "': its weight must be a number above 0");
+            total += e.weight;
+        }
+        double acc = 0;
+        for (const entry& e : s.entries) {
+            const range r = flatten(s, out, e.flow, none, visiting, bodies);
+            if (r.count == 0) invalid("entry '" + e.name + "' makes no calls");
+            out.entry_flows.push_back(r);
+            acc += e.weight;
+            out.entry_cdf.push_back(acc / total);
+        }
+        out.entry_cdf.back() = 1.0;
+        out.flow = out.entry_flows.front();
+    }
     for (std::size_t i = 0; i < n; ++i) {
         compile_body(s, out, static_cast<std::uint32_t>(i), visiting, bodies);
         out.comps[i].body = bodies[i];
     }
     if (out.flow.count == 0) invalid("the flow makes no calls");
+}
+
+std::uint32_t pick_entry(const compiled& m, const random_source& rng, std::string_view key,
+                         std::uint64_t index) {
+    const double u = rng.uniform("sim-entry", key, index);
+    const auto it = std::upper_bound(m.entry_cdf.begin(), m.entry_cdf.end(), u);
+    const auto e = static_cast<std::size_t>(it - m.entry_cdf.begin());
+    return static_cast<std::uint32_t>(std::min(e, m.entry_cdf.size() - 1));
 }
 
 std::uint32_t draw_key(const c_comp& c, double u) {
@@ -436,8 +472,22 @@ private:
         request_ = index;
         invocation_ = 0;
         cold_ = false;
-        const result r = run_seq(m_.flow, 0.0, m_.s->client_timeout_ms);
+        range flow = m_.flow;
+        entry_counts* entry = nullptr;
+        if (!m_.entry_cdf.empty()) {
+            const std::uint32_t e = pick_entry(m_, rng_, "request", index);
+            flow = m_.entry_flows[e];
+            entry = &out_.entries[e];
+        }
+        const result r = run_seq(flow, 0.0, m_.s->client_timeout_ms);
         ++out_.requests;
+        if (entry) {
+            ++entry->requests;
+            if (r.ok) {
+                ++entry->successes;
+                entry->latency.record_ms(r.end);
+            }
+        }
         if (cold_) ++out_.requests_with_cold_start;
         for (std::uint32_t site : touched_) {
             const std::uint16_t n = effects_[site];
@@ -725,7 +775,10 @@ run_result run(const scenario& s, const run_options& opts) {
     const unsigned threads = std::max(1u, std::min<unsigned>(opts.threads, static_cast<unsigned>(
                                                                                std::min<std::uint64_t>(chunk_count, 1024))));
     std::vector<run_result> partial(threads);
-    for (auto& p : partial) p.components.resize(s.components.size());
+    for (auto& p : partial) {
+        p.components.resize(s.components.size());
+        p.entries.resize(s.entries.size());
+    }
     std::atomic<std::uint64_t> next{0}, done{0};
     std::mutex mu;
     std::condition_variable cv;
@@ -780,6 +833,7 @@ run_result run(const scenario& s, const run_options& opts) {
     run_result out;
     out.engine = engine;
     out.components.resize(s.components.size());
+    out.entries.resize(s.entries.size());
     for (const auto& p : partial) out.merge(p);
     return out;
 }

@@ -53,6 +53,14 @@ struct component_counts {
     void merge(const component_counts& o);
 };
 
+// One entry's requests (scenario::entries), when the scenario has entries.
+struct entry_counts {
+    std::uint64_t requests = 0, successes = 0;
+    histogram latency;                  // successful requests, end to end
+
+    void merge(const entry_counts& o);
+};
+
 struct run_result {
     std::string engine;                 // "fast" | "events"
     std::uint64_t requests = 0, successes = 0;
@@ -62,6 +70,7 @@ struct run_result {
     histogram latency;                  // successful requests, end to end
     histogram latency_all;              // every request, failed ones at the time they failed
     std::vector<component_counts> components;  // in scenario order
+    std::vector<entry_counts> entries;         // in scenario order; empty without entries
 
     void merge(const run_result& o);
 };
