@@ -584,46 +584,12 @@ void check_decision_log_path(const config::stack& stack) {
                                                 "directory; choose another path");
 }
 
-// --realistic-sla: every front end loses requests at its service's published SLA, unless
-// coldbrew.yaml set a rate of its own.
-void apply_realistic_sla(config::stack& stack, const models::profile& profile) {
-    auto& f = stack.settings.faults;
-    if (!f.sla_gateway_percent) f.sla_gateway_percent = profile.availability_percent.at("api_gateway");
-    if (!f.sla_invoke_percent) f.sla_invoke_percent = profile.availability_percent.at("lambda");
-}
-
-// Each dependency's `availability:` becomes a fault rule of its own, after the configured
-// ones. A rule_error is reported at the dependency's `availability` key.
-void add_availability_rules(const config::stack& stack,
-                            const models::faults::fault_registry& kinds,
-                            std::vector<models::faults::rule>& rules) {
-    for (const auto& d : stack.settings.dependencies) {
-        if (!d.availability_percent) continue;
-        const std::string key = d.path + ".availability";
-        try {
-            auto r = models::faults::availability_rule(
-                d.name, *d.availability_percent, d.availability_outcome,
-                d.availability_on == "connect" ? models::faults::dependency_phase::connect
-                                               : models::faults::dependency_phase::request,
-                kinds);
-            for (const auto& other : rules)
-                if (other.name == r.name)
-                    throw config::config_error(d.where, key,
-                                               "the fault rule name '" + r.name +
-                                                   "' is taken by faults.rules; rename that rule");
-            rules.push_back(std::move(r));
-        } catch (const models::faults::rule_error& e) {
-            throw config::config_error(d.where, key, e.message());
-        }
-    }
-}
-
 void build_run_models(config::stack& stack, bool realistic_sla, run_models& rm) {
     rm.models = functions::build_models(stack);
     models::faults::register_builtin_faults(rm.fault_kinds);
-    if (realistic_sla) apply_realistic_sla(stack, rm.models->profile());
+    if (realistic_sla) config::apply_realistic_sla(stack, rm.models->profile());
     rm.fault_rules = config::parse_fault_rules(stack.settings.faults, rm.fault_kinds);
-    add_availability_rules(stack, rm.fault_kinds, rm.fault_rules);
+    config::add_availability_rules(stack, rm.fault_kinds, rm.fault_rules);
     for (const auto& r : rm.fault_rules)
         for (const auto& w : config::rule_warnings(stack, r)) stack.warnings.push_back(w);
     if (stack.settings.decision_log) {
@@ -1285,11 +1251,11 @@ int main(int argc, char** argv) {
             auto m = functions::build_models(stack);
             models::faults::fault_registry kinds;
             models::faults::register_builtin_faults(kinds);
-            if (lf.realistic_sla) apply_realistic_sla(stack, m->profile());
+            if (lf.realistic_sla) config::apply_realistic_sla(stack, m->profile());
             models::faults::decider faults(kinds, stack.settings.seed.value_or(0));
             faults.set_max_active(stack.settings.faults.max_active_faults);
             auto rules = config::parse_fault_rules(stack.settings.faults, kinds);
-            add_availability_rules(stack, kinds, rules);
+            config::add_availability_rules(stack, kinds, rules);
             for (const auto& r : rules)
                 for (const auto& w : config::rule_warnings(stack, r)) stack.warnings.push_back(w);
             faults.set_rules(std::move(rules), 0.0);

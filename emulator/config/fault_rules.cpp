@@ -80,6 +80,33 @@ std::vector<mf::rule> parse_fault_rules(const fault_settings& faults,
     return out;
 }
 
+void apply_realistic_sla(stack& s, const models::profile& profile) {
+    auto& f = s.settings.faults;
+    if (!f.sla_gateway_percent) f.sla_gateway_percent = profile.availability_percent.at("api_gateway");
+    if (!f.sla_invoke_percent) f.sla_invoke_percent = profile.availability_percent.at("lambda");
+}
+
+void add_availability_rules(const stack& s, const mf::fault_registry& kinds, std::vector<mf::rule>& rules) {
+    for (const auto& d : s.settings.dependencies) {
+        if (!d.availability_percent) continue;
+        const std::string key = d.path + ".availability";
+        try {
+            auto r = mf::availability_rule(d.name, *d.availability_percent, d.availability_outcome,
+                                           d.availability_on == "connect" ? mf::dependency_phase::connect
+                                                                          : mf::dependency_phase::request,
+                                           kinds);
+            for (const auto& other : rules)
+                if (other.name == r.name)
+                    throw config_error(d.where, key,
+                                       "the fault rule name '" + r.name +
+                                           "' is taken by faults.rules; rename that rule");
+            rules.push_back(std::move(r));
+        } catch (const mf::rule_error& e) {
+            throw config_error(d.where, key, e.message());
+        }
+    }
+}
+
 std::vector<std::string> rule_warnings(const stack& s, const mf::rule& r) {
     std::vector<std::string> out;
     if (!r.dependency.empty()) {
