@@ -17,6 +17,7 @@
 
 #include "emulator/config/scenario_loader.hpp"
 #include "emulator/sim_cli/html_report.hpp"
+#include "emulator/sim_cli/stack_scenario.hpp"
 #include "models/sim/engine.hpp"
 #include "models/sim/report.hpp"
 
@@ -94,6 +95,15 @@ void print_text(const json& r, const std::string& title, std::ostream& out) {
     out << "  latency       p50 " << ms_text(num(l["p50"])) << "  p90 " << ms_text(num(l["p90"])) << "  p95 "
         << ms_text(num(l["p95"])) << "  p99 " << ms_text(num(l["p99"])) << "  p99.9 " << ms_text(num(l["p99.9"]))
         << "  (successful requests)\n";
+    if (r.contains("entries")) {
+        out << "  entries         " << pad("name", 34) << lpad("share", 8) << lpad("availability", 14) << lpad("p50", 10)
+            << lpad("p95", 10) << lpad("p99", 10) << "\n";
+        for (const auto& e : r["entries"])
+            out << "                  " << pad(e["name"].get<std::string>(), 34)
+                << lpad(fixed(num(e["weight_percent"]), 1) + "%", 8) << lpad(pct(num(e["availability_percent"])), 14)
+                << lpad(ms_text(num(e["latency_ms"]["p50"])), 10) << lpad(ms_text(num(e["latency_ms"]["p95"])), 10)
+                << lpad(ms_text(num(e["latency_ms"]["p99"])), 10) << "\n";
+    }
     out << "  retries       " << fixed(num(r["retry_amplification"]), 4) << " attempts per request (all components)"
         << "; duplicate side effects " << r["duplicates"].get<std::uint64_t>() << "\n";
     out << "  cold starts   " << fixed(num(r["cold_start_share"]["invocations_percent"]), 3)
@@ -311,7 +321,9 @@ void add_sim_command(CLI::App& app, sim_options& opts) {
         "sim", "What-if simulation of a call chain on a virtual clock: availability (nines), "
                "latency, retries, cold starts, cost");
     sim->fallthrough();
-    sim->add_option("scenario", opts.scenario, "Scenario YAML (see examples/whatif/)")->required();
+    sim->add_option("scenario", opts.scenario,
+                    "Scenario YAML (see examples/whatif/), or an app: the directory or template `coldbrew up` takes")
+        ->required();
     sim->add_option("-n,--requests", opts.requests, "Requests to simulate (overrides the file)")
         ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000'000'000}));
     // CLI11 would wrap -1 round to 2^64-1; a seed is exactly a 64-bit unsigned number.
@@ -336,6 +348,14 @@ void add_sim_command(CLI::App& app, sim_options& opts) {
     sim->add_flag("--json", opts.json, "Print the report as JSON");
     sim->add_option("--html", opts.html, "Write a self-contained HTML report with plots to this file");
     sim->add_flag("--no-progress", opts.no_progress, "No progress bar");
+    // An app (the directory `coldbrew up` takes): up's options that shape the stack.
+    sim->add_option("--parameter-overrides", opts.parameter_overrides,
+                    "App: SAM template parameters, 'Key=Value Key2=Value2' (as `up`)");
+    sim->add_option("--stage", opts.stage, "App: serverless.yml stage (as `up`)");
+    sim->add_flag("--realistic-sla", opts.realistic_sla,
+                  "App: API Gateway and Lambda lose requests at their published SLA (as `up`)");
+    sim->add_option("--rate-scale", opts.rate_scale, "Multiply every arrival rate, e.g. 10 for ten times the traffic")
+        ->check(CLI::Range(1e-6, 1e6));
 }
 
 int run_sim(const sim_options& opts) {
@@ -356,13 +376,24 @@ int run_sim(const sim_options& opts) {
         struct planned {
             config::loaded_scenario loaded;
             std::string sweep_value;
+            std::vector<std::string> notes, not_simulated;  // an app's conversion
         };
         std::vector<planned> plans;
+        const bool app = is_app_path(opts.scenario);
         for (const auto& v : sweep_values) {
             auto overrides = base;
             if (!sweep_path.empty()) overrides.push_back({sweep_path, v, "--sweep " + sweep_path + "=" + v});
-            plans.push_back({config::load_scenario(opts.scenario, overrides), v});
+            if (app) {
+                stack_plan sp = plan_stack_run(opts.scenario, stack_options(opts), app_load_options(opts), overrides);
+                plans.push_back({std::move(sp.loaded), v, std::move(sp.notes), std::move(sp.not_simulated)});
+            } else {
+                if (opts.rate_scale != 1 || opts.realistic_sla || !opts.stage.empty() || !opts.parameter_overrides.empty())
+                    throw std::invalid_argument("--rate-scale, --realistic-sla, --stage and --parameter-overrides "
+                                                "apply to an app; for a scenario file use --set");
+                plans.push_back({config::load_scenario(opts.scenario, overrides), v, {}, {}});
+            }
         }
+        if (app && !opts.json) print_stack_notes(plans.front().notes, plans.front().not_simulated, std::cout);
 
         const unsigned threads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
         progress_bar bar(!opts.no_progress && isatty(STDERR_FILENO));
@@ -378,6 +409,7 @@ int run_sim(const sim_options& opts) {
                 const models::sim::run_result r = models::sim::run(variant.scenario, ro);
                 bar.clear();
                 json report = models::sim::report_json(variant.scenario, r);
+                if (app) report["stack"] = {{"notes", p.notes}, {"not_simulated", p.not_simulated}};
                 run_entry e;
                 e.label = label;
                 e.variant = variant.name;

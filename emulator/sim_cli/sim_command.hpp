@@ -1,5 +1,6 @@
 #pragma once
-// `coldbrew sim scenario.yaml`: runs a what-if scenario (emulator/config/scenario_loader.hpp,
+// `coldbrew sim scenario.yaml` or `coldbrew sim PATH` on an app (the directory or template
+// `coldbrew up` takes, converted by stack_scenario.hpp): runs a what-if scenario (emulator/config/scenario_loader.hpp,
 // models/sim/) and prints its report; --ensure gates make it a CI check.
 //
 // Exit status: 0 when the run finished and every --ensure held; 1 when an --ensure failed
@@ -28,6 +29,11 @@ struct sim_options {
     bool json = false;                     // the report as JSON on stdout
     std::string html;                      // write a self-contained HTML report here
     bool no_progress = false;              // no progress bar even on a terminal
+    // When `scenario` is an app (stack_scenario.hpp): `up`'s options that shape the stack.
+    std::vector<std::string> parameter_overrides;  // SAM --parameter-overrides
+    std::string stage;                             // serverless --stage
+    bool realistic_sla = false;                    // the profile's SLA phantoms, as `up`
+    double rate_scale = 1;                         // every arrival rate × this
 };
 
 // Adds the `sim` subcommand and its flags to `app`, filling `opts` when parsed.
