@@ -7,6 +7,7 @@
 
 #include "emulator/config/loaders.hpp"
 #include "emulator/config/rules.hpp"
+#include "emulator/config/scenario_parts.hpp"
 #include "models/bandwidth/bandwidth.hpp"
 #include "models/distribution/distribution.hpp"
 
@@ -259,6 +260,108 @@ constexpr field<function_override> async_fields[] = {
      }},
 };
 
+// ---- functions.<name>.sim and sim: (coldbrew sim only) -------------------------------
+
+// "0.5%" → 0.005: a share of invocations in [0, 100%), written with its % sign.
+double read_error_rate(const ynode& v) {
+    if (!v.is_scalar() || v.text.empty() || v.text.back() != '%')
+        fail(v, "errors is a percentage of invocations, written with its % sign (e.g. 0.5%)");
+    const std::string text = v.text.substr(0, v.text.size() - 1);
+    double x = 0;
+    const auto* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, x);
+    if (ec != std::errc() || ptr != end || !std::isfinite(x) || x < 0.0 || x >= 100.0)
+        fail(v, "errors must be a percentage from 0% to below 100%, got " + v.text);
+    return x / 100.0;
+}
+
+function_sim::call read_sim_call(const ynode& v) {
+    function_sim::call c;
+    c.where = v.where;
+    c.path = v.path;
+    if (v.is_scalar()) {
+        c.target = expect_string(v, "a call (a function or a dependency name)");
+        return c;
+    }
+    expect_map(v, "a call (a name, or {call: name, retry, timeout, async})");
+    static constexpr std::array<std::string_view, 4> keys = {"call", "retry", "timeout", "async"};
+    const ynode* name = v.find("call");
+    if (!name) fail(v, "a call needs 'call' (a function or a dependency name)");
+    c.target = expect_string(*name, "call");
+    for (const auto& m : v.members) {
+        if (m.key == "call") continue;
+        if (m.key == "retry")
+            c.retry = read_sim_retry(m.value);
+        else if (m.key == "timeout")
+            c.timeout_ms = read_sim_duration_ms(m.value, "timeout");
+        else if (m.key == "async")
+            c.async = read_sim_bool(m.value, "async");
+        else
+            fail_key(m, join_path(v.path, m.key),
+                     "unknown key '" + m.key + "'" + did_you_mean(m.key, keys) +
+                         "; allowed here: call, retry, timeout, async");
+    }
+    return c;
+}
+
+constexpr field<function_sim> function_sim_fields[] = {
+    {"latency",
+     [](const ynode& v, function_sim& out) {
+         out.latency_ms = read_sim_distribution(v, "latency");
+         out.latency_text = v.text;
+     }},
+    {"errors", [](const ynode& v, function_sim& out) { out.error_rate = read_error_rate(v); }},
+    {"calls",
+     [](const ynode& v, function_sim& out) {
+         if (v.is_null()) return;
+         for (const auto& item : expect_sequence(v, "calls").items) out.calls.push_back(read_sim_call(item));
+     }},
+};
+
+constexpr field<stack_sim> stack_sim_fields[] = {
+    {"requests",
+     [](const ynode& v, stack_sim& out) {
+         out.requests = static_cast<std::uint64_t>(expect_int(v, 1, 1'000'000'000'000, "requests"));
+     }},
+    {"arrivals",
+     [](const ynode& v, stack_sim& out) {
+         models::sim::arrivals a;
+         read_sim_arrivals(v, a);
+         out.arrivals = a;
+     }},
+    {"routes",
+     [](const ynode& v, stack_sim& out) {
+         if (v.is_null()) return;
+         for (const auto& m : expect_map(v, "routes").members) {
+             stack_sim::route_weight w;
+             w.route = m.key;
+             w.where = m.key_where;
+             w.path = join_path(v.path, m.key);
+             const ynode* weight = &m.value;
+             if (m.value.is_map()) {
+                 weight = m.value.find("weight");
+                 for (const auto& k : m.value.members)
+                     if (k.key != "weight")
+                         fail_key(k, join_path(m.value.path, k.key),
+                                  "unknown key '" + k.key + "'; allowed here: weight");
+                 if (!weight) fail(m.value, "a route's mix needs 'weight' (a number above 0)");
+             }
+             w.weight = expect_double(*weight, "weight");
+             if (!(w.weight > 0) || !std::isfinite(w.weight) || w.weight > 1e9)
+                 fail(*weight, "a route's weight must be a number above 0, got " + weight->text);
+             out.routes.push_back(std::move(w));
+         }
+     }},
+    {"client_timeout",
+     [](const ynode& v, stack_sim& out) { out.client_timeout_ms = read_sim_duration_ms(v, "client_timeout"); }},
+    {"slo",
+     [](const ynode& v, stack_sim& out) {
+         const double p = expect_percent(v, "slo");
+         if (p >= 100) fail(v, "an slo below 100% leaves an error budget; 100% has none");
+         out.slo = p / 100;
+     }},
+};
+
 constexpr field<function_override> function_fields[] = {
     {"memory_mb", [](const ynode& v,
                      function_override& out) { out.memory_mb = read_memory_mb(v, "memory_mb"); }},
@@ -355,6 +458,14 @@ constexpr field<function_override> function_fields[] = {
     {"network",
      [](const ynode& v, function_override& out) {
          parse_section<function_override>(v, function_network_fields, out);
+     }},
+    {"sim",
+     [](const ynode& v, function_override& out) {
+         function_sim sim;
+         sim.where = v.where;
+         sim.path = v.path;
+         parse_section<function_sim>(v, function_sim_fields, sim);
+         out.sim = std::move(sim);
      }},
 };
 
@@ -1057,6 +1168,11 @@ constexpr field<coldbrew_file> top_level[] = {
                   coldbrew_file& out) { parse_section<coldbrew_file>(v, memory_fields, out); }},
     {"api_keys", parse_api_keys},
     {"authorizers", parse_authorizers},
+    {"sim",
+     [](const ynode& v, coldbrew_file& out) {
+         out.values.sim.where = v.where;
+         parse_section<stack_sim>(v, stack_sim_fields, out.values.sim);
+     }},
 };
 
 std::string position_text(const source_location& where) {
@@ -1293,6 +1409,7 @@ void apply_coldbrew_file(const coldbrew_file& file, stack& out) {
         }
         fn->model_where = o.where;
         fn->model_path = o.path;
+        if (o.sim) fn->sim = o.sim;
 
         if (o.reserved_concurrency) fn->reserved_concurrency = o.reserved_concurrency->value;
         if (o.provisioned_concurrency)

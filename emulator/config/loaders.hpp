@@ -46,6 +46,7 @@ struct function_override {
     std::optional<std::filesystem::path> async_on_success, async_on_failure;  // as written
     std::optional<bool> scalable_bandwidth;       // network.scalable_bandwidth
     std::optional<double> bandwidth_bytes_per_s;  // network.bandwidth
+    std::optional<function_sim> sim;              // `sim:` (coldbrew sim only)
 };
 
 // Where one `dependencies:` item's values were written, for the checks that need the loaded

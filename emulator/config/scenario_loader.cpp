@@ -12,6 +12,7 @@
 #include <span>
 
 #include "emulator/config/rules.hpp"
+#include "emulator/config/scenario_parts.hpp"
 #include "emulator/config/yaml_tree.hpp"
 #include "models/distribution/distribution.hpp"
 
@@ -973,6 +974,18 @@ loaded_scenario load_tree(ynode root, const std::string& file,
 }
 
 }  // namespace
+
+namespace detail {
+
+void read_sim_arrivals(const ynode& v, models::sim::arrivals& a) { read_arrivals(v, a); }
+models::sim::retry_policy read_sim_retry(const ynode& v) { return retry_policy(v); }
+models::distribution read_sim_distribution(const ynode& v, std::string_view what) {
+    return distribution(v, what);
+}
+double read_sim_duration_ms(const ynode& v, std::string_view what) { return positive_duration_ms(v, what); }
+bool read_sim_bool(const ynode& v, std::string_view what) { return boolean(v, what); }
+
+}  // namespace detail
 
 scenario_override parse_override(const std::string& text, const std::string& origin) {
     const auto eq = text.find('=');

@@ -14,6 +14,8 @@
 
 #include "emulator/config/config_error.hpp"
 #include "emulator/config/lambda_runtimes.hpp"
+#include "models/distribution/distribution.hpp"
+#include "models/sim/scenario.hpp"
 
 namespace coldbrew::config {
 
@@ -177,6 +179,54 @@ struct not_emulated {
     bool local_effect = true;
 };
 
+// coldbrew.yaml `functions.<name>.sim`: what the function's handler does, for `coldbrew sim`
+// on the stack (a template says what runs, not how long it takes or what it calls). Read only
+// by the simulator (emulator/sim_cli/stack_scenario.hpp); `up` ignores it.
+//   sim:
+//     latency: lognormal(median=40ms, p99=200ms)  # the handler's own work (distribution text)
+//     errors: 0.5%                                 # handler errors, share of invocations
+//     calls: [Ledger, {call: payments-db, retry: sdk-standard, timeout: 2s}, {call: Notify, async: true}]
+struct function_sim {
+    struct call {
+        std::string target;  // a function (logical id or FunctionName) or a dependency, as written
+        std::optional<models::sim::retry_policy> retry;  // the scenario grammar's policies
+        std::optional<double> timeout_ms;                // the caller's wait, > 0
+        bool async = false;                              // an Event invocation / fire and forget
+        source_location where;
+        std::string path;  // "functions.Pay.sim.calls[1]"
+    };
+    std::optional<models::distribution> latency_ms;
+    std::string latency_text;         // as written, for messages
+    std::optional<double> error_rate;  // [0, 1)
+    std::vector<call> calls;
+    source_location where;  // the `sim` key
+    std::string path;       // "functions.Pay.sim"
+};
+
+// coldbrew.yaml top-level `sim:`: the traffic `coldbrew sim` sends the stack.
+//   sim:
+//     requests: 200000
+//     arrivals: {rate: 50}            # the scenario files' grammar (scenario_loader.hpp)
+//     routes: {"POST /pay": {weight: 3}, "GET /pay/{id}": 1, "Invoke Worker": 1}
+//     client_timeout: 30s
+//     slo: 99.9%
+// Route keys are the fault rules' ("METHOD /path" as declared, "$default", "Invoke <logical
+// id>"); routes not listed get weight 1 unless `routes` lists some, then only those run.
+struct stack_sim {
+    std::optional<std::uint64_t> requests;
+    std::optional<models::sim::arrivals> arrivals;
+    struct route_weight {
+        std::string route;
+        double weight = 1;
+        source_location where;  // its key
+        std::string path;       // "sim.routes.POST /pay"
+    };
+    std::vector<route_weight> routes;
+    std::optional<double> client_timeout_ms;
+    std::optional<double> slo;  // in (0, 1)
+    source_location where;      // the `sim` key; line 0 when coldbrew.yaml has none
+};
+
 struct function {
     std::string name;           // logical id (SAM) or function key (serverless); the name
                                 // used by routes, `coldbrew invoke` and coldbrew.yaml
@@ -271,6 +321,7 @@ struct function {
     // for config_error ("functions.Hello", "Resources.Hello").
     source_location model_where;
     std::string model_path;
+    std::optional<function_sim> sim;  // coldbrew.yaml `functions.<name>.sim`
     source_location where;
     // The interpreter a nodejs* or python* function runs on, as the resolution pass at start
     // found it (functions::resolve_interpreters, emulator/functions/launcher.hpp); empty:
@@ -387,6 +438,8 @@ struct settings {
         source_location where;
     };
     std::map<std::string, runtime_interpreter> runtimes;
+    // coldbrew.yaml `sim:` (what `coldbrew sim PATH` sends the stack; `up` ignores it).
+    stack_sim sim;
     // coldbrew.yaml `watch: true` (or `up --watch`): a change to a function's code, build
     // inputs or layers retires its idle and standby environments (emulator/watch/watch.hpp).
     bool watch = false;

@@ -93,6 +93,10 @@ ojson part_to_json(const part& p) {
     if (p.command.seed) c["seed"] = *p.command.seed;
     c["set"] = p.command.set;
     if (!p.command.sweep.empty()) c["sweep"] = p.command.sweep;
+    if (!p.command.parameter_overrides.empty()) c["parameter_overrides"] = p.command.parameter_overrides;
+    if (!p.command.stage.empty()) c["stage"] = p.command.stage;
+    if (p.command.realistic_sla) c["realistic_sla"] = true;
+    if (p.command.rate_scale != 1) c["rate_scale"] = p.command.rate_scale;
     j["command"] = c;
     ojson runs = ojson::array();
     for (const auto& r : p.runs) {
@@ -133,6 +137,25 @@ part part_from_json(const json& j, const std::string& file) {
         p.command.set.push_back(set[i].get<std::string>());
     }
     if (c.contains("sweep")) p.command.sweep = string_member(c, "sweep", file, "command");
+    if (c.contains("parameter_overrides")) {
+        const json& po = c["parameter_overrides"];
+        if (!po.is_array()) throw part_error(file, "command.parameter_overrides", "expected a list of strings");
+        for (std::size_t i = 0; i < po.size(); ++i) {
+            if (!po[i].is_string())
+                throw part_error(file, "command.parameter_overrides[" + std::to_string(i) + "]", "expected a string");
+            p.command.parameter_overrides.push_back(po[i].get<std::string>());
+        }
+    }
+    if (c.contains("stage")) p.command.stage = string_member(c, "stage", file, "command");
+    if (c.contains("realistic_sla")) {
+        if (!c["realistic_sla"].is_boolean()) throw part_error(file, "command.realistic_sla", "expected true or false");
+        p.command.realistic_sla = c["realistic_sla"].get<bool>();
+    }
+    if (c.contains("rate_scale")) {
+        if (!c["rate_scale"].is_number() || !(c["rate_scale"].get<double>() > 0))
+            throw part_error(file, "command.rate_scale", "expected a number > 0");
+        p.command.rate_scale = c["rate_scale"].get<double>();
+    }
     const json& runs = member(j, "runs", file, "");
     if (!runs.is_array() || runs.empty()) throw part_error(file, "runs", "expected a list of runs");
     for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -225,6 +248,10 @@ int run_merge(const sim_options& opts) {
         o.seed = c.seed;
         o.set = c.set;
         o.sweep = c.sweep;
+        o.parameter_overrides = c.parameter_overrides;
+        o.stage = c.stage;
+        o.realistic_sla = c.realistic_sla;
+        o.rate_scale = c.rate_scale;
         o.shard.clear();
         o.merge = {};
         return run_sim(o);

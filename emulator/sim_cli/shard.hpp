@@ -47,6 +47,11 @@ struct part_command {
     std::optional<std::uint64_t> requests, seed;
     std::vector<std::string> set;
     std::string sweep;
+    // An app's options (stack_scenario.hpp), so a merge loads the stack the parts ran.
+    std::vector<std::string> parameter_overrides;
+    std::string stage;
+    bool realistic_sla = false;
+    double rate_scale = 1;
 };
 
 struct part_run {

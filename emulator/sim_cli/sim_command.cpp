@@ -19,6 +19,7 @@
 #include "emulator/config/scenario_loader.hpp"
 #include "emulator/sim_cli/html_report.hpp"
 #include "emulator/sim_cli/shard.hpp"
+#include "emulator/sim_cli/stack_scenario.hpp"
 #include "models/sim/engine.hpp"
 #include "models/sim/report.hpp"
 
@@ -96,6 +97,15 @@ void print_text(const json& r, const std::string& title, std::ostream& out) {
     out << "  latency       p50 " << ms_text(num(l["p50"])) << "  p90 " << ms_text(num(l["p90"])) << "  p95 "
         << ms_text(num(l["p95"])) << "  p99 " << ms_text(num(l["p99"])) << "  p99.9 " << ms_text(num(l["p99.9"]))
         << "  (successful requests)\n";
+    if (r.contains("entries")) {
+        out << "  entries         " << pad("name", 34) << lpad("share", 8) << lpad("availability", 14) << lpad("p50", 10)
+            << lpad("p95", 10) << lpad("p99", 10) << "\n";
+        for (const auto& e : r["entries"])
+            out << "                  " << pad(e["name"].get<std::string>(), 34)
+                << lpad(fixed(num(e["weight_percent"]), 1) + "%", 8) << lpad(pct(num(e["availability_percent"])), 14)
+                << lpad(ms_text(num(e["latency_ms"]["p50"])), 10) << lpad(ms_text(num(e["latency_ms"]["p95"])), 10)
+                << lpad(ms_text(num(e["latency_ms"]["p99"])), 10) << "\n";
+    }
     out << "  retries       " << fixed(num(r["retry_amplification"]), 4) << " attempts per request (all components)"
         << "; duplicate side effects " << r["duplicates"].get<std::uint64_t>() << "\n";
     out << "  cold starts   " << fixed(num(r["cold_start_share"]["invocations_percent"]), 3)
@@ -366,7 +376,8 @@ void add_sim_command(CLI::App& app, sim_options& opts) {
                "latency, retries, cold starts, cost");
     sim->fallthrough();
     // Not ->required(): `sim merge PART…` has no scenario of its own (run_sim checks).
-    sim->add_option("scenario", opts.scenario, "Scenario YAML (see examples/whatif/)");
+    sim->add_option("scenario", opts.scenario,
+                    "Scenario YAML (see examples/whatif/), or an app: the directory or template `coldbrew up` takes");
     sim->add_option("-n,--requests", opts.requests, "Requests to simulate (overrides the file)")
         ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000'000'000}));
     // CLI11 would wrap -1 round to 2^64-1; a seed is exactly a 64-bit unsigned number.
@@ -415,6 +426,14 @@ void add_sim_command(CLI::App& app, sim_options& opts) {
     merge->add_flag("--json", opts.json, "Print the report as JSON");
     merge->add_option("--html", opts.html, "Write a self-contained HTML report with plots to this file");
     merge->add_option("--ensure", opts.ensure, "Gate, repeatable, as for `sim`; exit 1 when one fails");
+    // An app (the directory `coldbrew up` takes): up's options that shape the stack.
+    sim->add_option("--parameter-overrides", opts.parameter_overrides,
+                    "App: SAM template parameters, 'Key=Value Key2=Value2' (as `up`)");
+    sim->add_option("--stage", opts.stage, "App: serverless.yml stage (as `up`)");
+    sim->add_flag("--realistic-sla", opts.realistic_sla,
+                  "App: API Gateway and Lambda lose requests at their published SLA (as `up`)");
+    sim->add_option("--rate-scale", opts.rate_scale, "Multiply every arrival rate, e.g. 10 for ten times the traffic")
+        ->check(CLI::Range(1e-6, 1e6));
 }
 
 int run_sim(const sim_options& opts) {
@@ -444,13 +463,24 @@ int run_sim(const sim_options& opts) {
         struct planned {
             config::loaded_scenario loaded;
             std::string sweep_value;
+            std::vector<std::string> notes, not_simulated;  // an app's conversion
         };
         std::vector<planned> plans;
+        const bool app = is_app_path(opts.scenario);
         for (const auto& v : sweep_values) {
             auto overrides = base;
             if (!sweep_path.empty()) overrides.push_back({sweep_path, v, "--sweep " + sweep_path + "=" + v});
-            plans.push_back({config::load_scenario(opts.scenario, overrides), v});
+            if (app) {
+                stack_plan sp = plan_stack_run(opts.scenario, stack_options(opts), app_load_options(opts), overrides);
+                plans.push_back({std::move(sp.loaded), v, std::move(sp.notes), std::move(sp.not_simulated)});
+            } else {
+                if (opts.rate_scale != 1 || opts.realistic_sla || !opts.stage.empty() || !opts.parameter_overrides.empty())
+                    throw std::invalid_argument("--rate-scale, --realistic-sla, --stage and --parameter-overrides "
+                                                "apply to an app; for a scenario file use --set");
+                plans.push_back({config::load_scenario(opts.scenario, overrides), v, {}, {}});
+            }
         }
+        if (app && !opts.json) print_stack_notes(plans.front().notes, plans.front().not_simulated, std::cout);
 
         auto label_of = [&](const planned& p, const config::scenario_variant& variant) {
             std::string label = variant.scenario.name;
@@ -479,7 +509,9 @@ int run_sim(const sim_options& opts) {
                                             opts.merged_identity + "): was it changed since?");
             this_part.identity = identity;
             this_part.shard = shard;
-            this_part.command = {opts.scenario, opts.requests, opts.seed, opts.set, opts.sweep};
+            this_part.command = {opts.scenario,     opts.requests,      opts.seed,
+                                 opts.set,          opts.sweep,         opts.parameter_overrides,
+                                 opts.stage,        opts.realistic_sla, opts.rate_scale};
         }
 
         const unsigned threads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -503,6 +535,7 @@ int run_sim(const sim_options& opts) {
                     continue;
                 }
                 json report = models::sim::report_json(variant.scenario, r);
+                if (app) report["stack"] = {{"notes", p.notes}, {"not_simulated", p.not_simulated}};
                 run_entry e;
                 e.label = label;
                 e.variant = variant.name;

@@ -1,5 +1,6 @@
 #pragma once
-// `coldbrew sim scenario.yaml`: runs a what-if scenario (emulator/config/scenario_loader.hpp,
+// `coldbrew sim scenario.yaml` or `coldbrew sim PATH` on an app (the directory or template
+// `coldbrew up` takes, converted by stack_scenario.hpp): runs a what-if scenario (emulator/config/scenario_loader.hpp,
 // models/sim/) and prints its report; --ensure gates make it a CI check.
 // `coldbrew sim scenario.yaml --shard K/N` prints part K of N of the run instead, and
 // `coldbrew sim merge PART…` prints the report of the whole from the parts (shard.hpp).
@@ -49,6 +50,11 @@ struct sim_options {
     // identity. The runs are loaded and checked against it, then reported, not run.
     std::vector<models::sim::run_result> merged;
     std::string merged_identity;
+    // When `scenario` is an app (stack_scenario.hpp): `up`'s options that shape the stack.
+    std::vector<std::string> parameter_overrides;  // SAM --parameter-overrides
+    std::string stage;                             // serverless --stage
+    bool realistic_sla = false;                    // the profile's SLA phantoms, as `up`
+    double rate_scale = 1;                         // every arrival rate × this
 };
 
 // Adds the `sim` subcommand and its flags to `app`, filling `opts` when parsed.

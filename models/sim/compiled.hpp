@@ -173,6 +173,10 @@ struct compiled {
     std::vector<range> branches;
     std::vector<c_cache> caches;
     range flow;
+    // scenario::entries: each entry's flow, and the cumulative share of arrivals up to and
+    // including it (the last is exactly 1). Empty: every request runs `flow`.
+    std::vector<range> entry_flows;
+    std::vector<double> entry_cdf;
     std::uint32_t quota_count = 0;
     std::vector<sdk_standard_retry> quota_config;
     std::uint32_t capacity_slots = 0;
@@ -208,6 +212,11 @@ sim_fault decide_fault(const compiled& m, const c_hop& h, fault_state& fs, doubl
 // A function_exit's outcome at the end of its execution: killed (the fault reached the
 // caller) or answered first (missed, as the live decider counts it).
 void count_exit(const compiled& m, std::uint32_t rule, bool killed, run_result& out);
+// The entry an arrival runs, from its own draw: a pure function of (seed, `key`, `index`),
+// independent of every other draw of the request, so a scenario without entries draws
+// nothing here and keeps its numbers. `m` must have entries.
+std::uint32_t pick_entry(const compiled& m, const random_source& rng, std::string_view key,
+                         std::uint64_t index);
 
 // Retry bookkeeping for one call across its attempts.
 struct retry_state {

@@ -45,6 +45,7 @@ struct req_frame {
     std::uint32_t open = 0;  // live frames of this request, the flow's own included
     bool cold = false;
     bool answered = false;
+    std::uint32_t entry = none;  // scenario::entries index; none without entries
     std::vector<std::pair<std::uint32_t, std::uint16_t>> effects;  // (site, count)
 };
 
@@ -237,8 +238,13 @@ public:
                 limits.max_environments = c.src->function.max_environments;
                 limits.scaling_environments = p.scaling_environments;
                 limits.scaling_window_ms = p.scaling_window_ms;
+                // The function's own keep-alive and lifetime (coldbrew.yaml `model:`), as the
+                // live pool uses them; else the profile's.
+                const function_config& fc = c.src->function;
                 pools_.push_back(std::make_unique<pool_policy>(
-                    c.src->name, limits, lifetime_model{p.keep_alive_ms, p.max_lifetime_ms},
+                    c.src->name, limits,
+                    lifetime_model{fc.keep_alive_ms.value_or(p.keep_alive_ms),
+                                   fc.max_lifetime_ms.value_or(p.max_lifetime_ms)},
                     *c.cold, rng_, *account_, nullptr));
                 pools_.back()->provision(0.0);
             }
@@ -343,13 +349,20 @@ private:
         schedule_arrival();
         const std::uint32_t r = reqs_.alloc();
         req_frame& q = reqs_[r];
-        q.rng.emplace(rng_, "sim-request", "replication-request", (replication_ << 32) | next_request_++);
+        const std::uint64_t key = (replication_ << 32) | next_request_++;
+        q.rng.emplace(rng_, "sim-request", "replication-request", key);
         q.start = now;
         q.open = 1;  // the flow
         q.cold = false;
         q.answered = false;
         q.effects.clear();
-        const std::uint32_t sq = new_seq(m_.flow, now + s_.client_timeout_ms, {owner::request, r}, r);
+        range flow = m_.flow;
+        q.entry = none;
+        if (!m_.entry_cdf.empty()) {
+            q.entry = pick_entry(m_, rng_, "replication-request", key);
+            flow = m_.entry_flows[q.entry];
+        }
+        const std::uint32_t sq = new_seq(flow, now + s_.client_timeout_ms, {owner::request, r}, r);
         advance(sq, now);
     }
 
@@ -358,6 +371,14 @@ private:
         q.answered = true;
         ++out_.requests;
         if (q.cold) ++out_.requests_with_cold_start;
+        if (q.entry != none) {
+            entry_counts& e = out_.entries[q.entry];
+            ++e.requests;
+            if (o.ok) {
+                ++e.successes;
+                e.latency.record_ms(now - q.start);
+            }
+        }
         if (o.ok) {
             ++out_.successes;
             out_.latency.record_ms(now - q.start);

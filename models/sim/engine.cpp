@@ -70,6 +70,12 @@ std::uint64_t fault_counts::total() const {
     return n;
 }
 
+void entry_counts::merge(const entry_counts& o) {
+    requests += o.requests;
+    successes += o.successes;
+    latency.merge(o.latency);
+}
+
 void run_result::merge(const run_result& o) {
     requests += o.requests;
     successes += o.successes;
@@ -81,6 +87,8 @@ void run_result::merge(const run_result& o) {
     if (components.size() < o.components.size()) components.resize(o.components.size());
     for (std::size_t i = 0; i < o.components.size(); ++i) components[i].merge(o.components[i]);
     faults.merge(o.faults);
+    if (entries.size() < o.entries.size()) entries.resize(o.entries.size());
+    for (std::size_t i = 0; i < o.entries.size(); ++i) entries[i].merge(o.entries[i]);
 }
 
 std::optional<int> retry_policy::uniform_attempts() const {
@@ -362,7 +370,8 @@ void compile(const scenario& s, compiled& out) {
             if (!s.model_profile)
                 invalid("component '" + src.name + "': functions need a model profile");
             try {
-                c.cold = std::make_unique<cold_start_model>(*s.model_profile, src.function.traits);
+                c.cold = std::make_unique<cold_start_model>(*s.model_profile, src.function.traits,
+                                                            src.function.cold_start);
             } catch (const model_error& e) {
                 invalid("component '" + src.name + "': " + e.what());
             }
@@ -406,7 +415,26 @@ void compile(const scenario& s, compiled& out) {
     // (caches are held by index; retry policies point into the scenario).
     std::vector<int> visiting(n, 0);
     std::vector<range> bodies(n);
-    out.flow = flatten(s, out, s.flow, none, visiting, bodies);
+    if (s.entries.empty()) {
+        out.flow = flatten(s, out, s.flow, none, visiting, bodies);
+    } else {
+        double total = 0;
+        for (const entry& e : s.entries) {
+            if (!(e.weight > 0) || !std::isfinite(e.weight))
+                invalid("entry '" + e.name + "': its weight must be a number above 0");
+            total += e.weight;
+        }
+        double acc = 0;
+        for (const entry& e : s.entries) {
+            const range r = flatten(s, out, e.flow, none, visiting, bodies);
+            if (r.count == 0) invalid("entry '" + e.name + "' makes no calls");
+            out.entry_flows.push_back(r);
+            acc += e.weight;
+            out.entry_cdf.push_back(acc / total);
+        }
+        out.entry_cdf.back() = 1.0;
+        out.flow = out.entry_flows.front();
+    }
     for (std::size_t i = 0; i < n; ++i) {
         compile_body(s, out, static_cast<std::uint32_t>(i), visiting, bodies);
         out.comps[i].body = bodies[i];
@@ -526,6 +554,14 @@ void count_exit(const compiled& m, std::uint32_t rule, bool answered, run_result
         ++out.faults.fired[rule * fault_action_count + exit_action_index()];
 }
 
+std::uint32_t pick_entry(const compiled& m, const random_source& rng, std::string_view key,
+                         std::uint64_t index) {
+    const double u = rng.uniform("sim-entry", key, index);
+    const auto it = std::upper_bound(m.entry_cdf.begin(), m.entry_cdf.end(), u);
+    const auto e = static_cast<std::size_t>(it - m.entry_cdf.begin());
+    return static_cast<std::uint32_t>(std::min(e, m.entry_cdf.size() - 1));
+}
+
 std::uint32_t draw_key(const c_comp& c, double u) {
     const auto it = std::upper_bound(c.key_cdf.begin(), c.key_cdf.end(), u);
     const auto k = static_cast<std::size_t>(it - c.key_cdf.begin());
@@ -627,8 +663,22 @@ private:
         request_ = index;
         invocation_ = 0;
         cold_ = false;
-        const result r = run_seq(m_.flow, 0.0, m_.s->client_timeout_ms);
+        range flow = m_.flow;
+        entry_counts* entry = nullptr;
+        if (!m_.entry_cdf.empty()) {
+            const std::uint32_t e = pick_entry(m_, rng_, "request", index);
+            flow = m_.entry_flows[e];
+            entry = &out_.entries[e];
+        }
+        const result r = run_seq(flow, 0.0, m_.s->client_timeout_ms);
         ++out_.requests;
+        if (entry) {
+            ++entry->requests;
+            if (r.ok) {
+                ++entry->successes;
+                entry->latency.record_ms(r.end);
+            }
+        }
         if (cold_) ++out_.requests_with_cold_start;
         for (std::uint32_t site : touched_) {
             const std::uint16_t n = effects_[site];
@@ -1019,6 +1069,7 @@ run_result run(const scenario& s, const run_options& opts) {
         p.components.resize(s.components.size());
         p.faults.fired.resize(s.fault_rules.size() * fault_action_count);
         p.faults.missed.resize(s.fault_rules.size());
+        p.entries.resize(s.entries.size());
     }
     std::atomic<std::uint64_t> next{0}, done{0};
     std::mutex mu;
@@ -1073,6 +1124,7 @@ run_result run(const scenario& s, const run_options& opts) {
     out.components.resize(s.components.size());
     out.faults.fired.resize(s.fault_rules.size() * fault_action_count);
     out.faults.missed.resize(s.fault_rules.size());
+    out.entries.resize(s.entries.size());
     for (const auto& p : partial) out.merge(p);
     return out;
 }

@@ -119,6 +119,15 @@ struct fault_counts {
     bool operator==(const fault_counts&) const = default;
 };
 
+// One entry's requests (scenario::entries), when the scenario has entries.
+struct entry_counts {
+    std::uint64_t requests = 0, successes = 0;
+    histogram latency;                  // successful requests, end to end
+
+    void merge(const entry_counts& o);
+    bool operator==(const entry_counts&) const = default;
+};
+
 struct run_result {
     std::string engine;                 // "fast" | "events"
     std::uint64_t requests = 0, successes = 0;
@@ -129,6 +138,7 @@ struct run_result {
     histogram latency_all;              // every request, failed ones at the time they failed
     std::vector<component_counts> components;  // in scenario order
     fault_counts faults;                // empty vectors when the scenario has no fault rules
+    std::vector<entry_counts> entries;         // in scenario order; empty without entries
 
     void merge(const run_result& o);
     bool operator==(const run_result&) const = default;

@@ -49,8 +49,11 @@ static_assert(sizeof(component_counts) ==
               "component_counts has a counter the part format does not carry: add it to component_fields");
 static_assert(sizeof(fault_counts) == sizeof(std::uint64_t) + 2 * sizeof(std::vector<std::uint64_t>),
               "fault_counts has a counter the part format does not carry: add it to run_result_to_json and back");
+static_assert(sizeof(entry_counts) == 2 * sizeof(std::uint64_t) + sizeof(histogram),
+              "entry_counts has a counter the part format does not carry: add it to run_result_to_json and back");
 static_assert(sizeof(run_result) == sizeof(std::string) + 5 * sizeof(std::uint64_t) + 2 * sizeof(histogram) +
-                                        sizeof(std::vector<component_counts>) + sizeof(fault_counts),
+                                        sizeof(std::vector<component_counts>) + sizeof(fault_counts) +
+                                        sizeof(std::vector<entry_counts>),
               "run_result has a field the part format does not carry: add it to run_result_to_json and back");
 
 std::string path_of(const std::string& key, const std::string& sub) { return key.empty() ? sub : key + "." + sub; }
@@ -175,7 +178,10 @@ ojson fp(const component& c) {
                      f.traits.extensions, opt(f.reserved_concurrency), f.provisioned_concurrency,
                      f.max_environments, opt(f.cold_start_share), num(f.cpu_share), f.latency_at_memory_mb,
                      f.threads, f.keep_alive_ms ? fp(*f.keep_alive_ms) : ojson(nullptr),
-                     f.max_lifetime_ms ? fp(*f.max_lifetime_ms) : ojson(nullptr)};
+                     f.max_lifetime_ms ? fp(*f.max_lifetime_ms) : ojson(nullptr),
+                     opt(f.cold_start.runtime_row),
+                     f.cold_start.runtime_init ? fp(*f.cold_start.runtime_init) : ojson(nullptr),
+                     opt(f.cold_start.package_ms_per_zipped_mb)};
     j["sfn"] = {c.sfn.express, num(c.sfn.memory_mb), opt(c.sfn.transitions)};
     j["calls"] = fp(c.calls);
     return j;
@@ -260,6 +266,10 @@ ojson run_result_to_json(const run_result& r) {
         comps.push_back(std::move(x));
     }
     j["components"] = comps;
+    ojson entries = ojson::array();
+    for (const entry_counts& e : r.entries)
+        entries.push_back({{"requests", e.requests}, {"successes", e.successes}, {"latency", histogram_to_json(e.latency)}});
+    j["entries"] = std::move(entries);
     ojson f;
     f["decisions"] = r.faults.decisions;
     f["fired"] = r.faults.fired;
@@ -296,6 +306,18 @@ run_result run_result_from_json(const json& j, const std::string& file, const st
         causes_from_json(member(x, "root_causes", file, xkey), c.root_causes, file, path_of(xkey, "root_causes"));
         c.latency = histogram_from_json(member(x, "latency", file, xkey), file, path_of(xkey, "latency"));
         r.components.push_back(std::move(c));
+    }
+    const json& entries = member(j, "entries", file, key);
+    const std::string ekey = path_of(key, "entries");
+    if (!entries.is_array()) throw part_error(file, ekey, "expected a list");
+    for (std::size_t n = 0; n < entries.size(); ++n) {
+        const std::string xkey = ekey + "[" + std::to_string(n) + "]";
+        entry_counts e;
+        e.requests = count_member(entries[n], "requests", file, xkey);
+        e.successes = count_member(entries[n], "successes", file, xkey);
+        if (e.successes > e.requests) throw part_error(file, path_of(xkey, "successes"), "more successes than requests");
+        e.latency = histogram_from_json(member(entries[n], "latency", file, xkey), file, path_of(xkey, "latency"));
+        r.entries.push_back(std::move(e));
     }
     const json& f = member(j, "faults", file, key);
     const std::string fkey = path_of(key, "faults");

@@ -112,7 +112,21 @@ analytic_availability analytic_flow_availability(const scenario& s) {
             if (st.cache && !st.cache->hit_ratio) w.uniform = false;  // TTL caches: rate-dependent
     for (const step& st : s.flow)
         if (st.cache && !st.cache->hit_ratio) w.uniform = false;
-    const double a = w.seq(s.flow);
+    for (const entry& e : s.entries)
+        for (const step& st : e.flow)
+            if (st.cache && !st.cache->hit_ratio) w.uniform = false;
+    double a = 0;
+    if (s.entries.empty()) {
+        a = w.seq(s.flow);
+    } else {
+        // A mix: each entry's availability, weighted by its share of arrivals.
+        double total = 0;
+        for (const entry& e : s.entries) {
+            a += e.weight * w.seq(e.flow);
+            total += e.weight;
+        }
+        a = total > 0 ? a / total : 0;
+    }
     analytic_availability out;
     if (w.uniform) out.value = a;
     out.assumptions =
@@ -165,6 +179,31 @@ nlohmann::ordered_json report_json(const scenario& s, const run_result& r) {
     j["error_budget"] = b;
 
     j["latency_ms"] = latency_json(r.latency);
+
+    // Each entry of a mix, when there is more than one.
+    if (s.entries.size() > 1 && r.entries.size() == s.entries.size()) {
+        double total_weight = 0;
+        for (const entry& e : s.entries) total_weight += e.weight;
+        json entries = json::array();
+        for (std::size_t i = 0; i < s.entries.size(); ++i) {
+            const entry_counts& k = r.entries[i];
+            json x;
+            x["name"] = s.entries[i].name;
+            x["weight_percent"] = sig(s.entries[i].weight / total_weight * 100, 4);
+            x["requests"] = k.requests;
+            x["availability_percent"] =
+                k.requests ? round_to(static_cast<double>(k.successes) / static_cast<double>(k.requests) * 100, 6)
+                           : 0.0;
+            x["failed_requests"] = k.requests - k.successes;
+            json l;
+            l["p50"] = round_to(k.latency.quantile_ms(0.50), 3);
+            l["p95"] = round_to(k.latency.quantile_ms(0.95), 3);
+            l["p99"] = round_to(k.latency.quantile_ms(0.99), 3);
+            x["latency_ms"] = l;
+            entries.push_back(x);
+        }
+        j["entries"] = entries;
+    }
 
     // Failures by root cause.
     json failures = json::array();

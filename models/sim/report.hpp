@@ -35,7 +35,7 @@ struct analytic_availability {
     std::string assumptions;       // what must hold for the figure to be exact
 };
 
-// The flow's availability from the components' availabilities, cache hit ratios and retry
+// The flow's availability (a mix of entries: each entry's, weighted by its share) from the components' availabilities, cache hit ratios and retry
 // attempt counts, assuming independent attempts and that no timeout, throttle, retry quota
 // or deadline cuts an attempt or a retry: a call is 1-(1-a·Π body)^k, a sequence the
 // product of its calls, a cache h + (1-h)·call. Async calls do not count.
@@ -49,6 +49,8 @@ analytic_availability analytic_flow_availability(const scenario& s);
 //                  analytic: {percent, assumptions, within_ci}},
 //   error_budget: {downtime_minutes_per_30_days, slo_percent?, budget_minutes?, consumed_percent?},
 //   latency_ms: {p50, p90, p95, p99, p99.9, mean, max}          (successful requests)
+//   entries?: [{name, weight_percent, requests, availability_percent, failed_requests,
+//               latency_ms: {p50, p95, p99}}]   (scenario::entries, when more than one)
 //   failures: [{component, cause, requests, percent_of_requests}]  (root causes)
 //   retry_amplification, duplicates, cold_start_share: {invocations, requests},
 //   cost: {per_million_requests, prices_date, region, items: [{item, per_million_requests}]},

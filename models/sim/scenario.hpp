@@ -115,6 +115,9 @@ struct function_config {
     // `model.max_lifetime`, as the live pool uses them); nullopt: the profile's.
     std::optional<distribution> keep_alive_ms;
     std::optional<distribution> max_lifetime_ms;
+    // The function's own cold-start overrides (coldbrew.yaml `model.runtime`,
+    // `model.init_duration`, `model.package_ms_per_mb`), as the live pool builds its model.
+    cold_start_overrides cold_start;
 };
 
 struct step_functions_config {

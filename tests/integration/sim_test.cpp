@@ -109,3 +109,21 @@ TEST_CASE("sim: three parts merged give the single run's JSON byte for byte", "[
     CHECK(missing.err.find("parts missing of 3: 1") != std::string::npos);
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("sim: an app directory runs as the stack up runs, route by route", "[integration]") {
+    const std::string app = (source_dir() / "examples" / "payments").string();
+    const result r = run_sim({app, "--requests", "20000", "--threads", "2", "--json"});
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["requests"].get<std::uint64_t>() == 20000);
+    REQUIRE(j.contains("entries"));
+    std::vector<std::string> routes;
+    for (const auto& e : j["entries"]) routes.push_back(e["name"].get<std::string>());
+    CHECK(routes == std::vector<std::string>{"POST /{variant}/payment_intents",
+                                             "POST /{variant}/payment_intents/{id}/confirm",
+                                             "GET /{variant}/payment_intents/{id}", "GET /{variant}/charges"});
+    CHECK(j["stack"]["not_simulated"].empty());
+    bool payments = false;
+    for (const auto& c : j["components"]) payments = payments || c["name"] == "Payments";
+    CHECK(payments);
+}
