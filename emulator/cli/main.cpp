@@ -24,6 +24,7 @@
 #include "emulator/app/app.hpp"
 #include "emulator/build/build.hpp"
 #include "emulator/cli/test_command.hpp"
+#include "emulator/config/command_line.hpp"
 #include "emulator/config/env_files.hpp"
 #include "emulator/config/fault_rules.hpp"
 #include "emulator/config/not_emulated.hpp"
@@ -48,8 +49,6 @@
 #include "models/compute/cpu.hpp"
 #include "models/pool/pool_policy.hpp"
 #include "models/vpc/eni_pool.hpp"
-
-extern char** environ;
 
 namespace {
 
@@ -111,64 +110,12 @@ std::vector<std::pair<std::string, std::string>> host_env() {
     return out;
 }
 
-std::map<std::string, std::string> process_env() {
-    std::map<std::string, std::string> out;
-    for (char** e = environ; e && *e; ++e) {
-        std::string_view kv(*e);
-        auto eq = kv.find('=');
-        if (eq != std::string_view::npos)
-            out.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
-    }
-    return out;
-}
-
-// Splits on whitespace outside quotes and drops the quotes: A="with space" B=2.
-std::vector<std::string> split_words(const std::string& s) {
-    std::vector<std::string> out;
-    std::string cur;
-    bool in_word = false;
-    char quote = 0;
-    for (char c : s) {
-        if (quote) {
-            if (c == quote)
-                quote = 0;
-            else
-                cur += c;
-        } else if (c == '"' || c == '\'') {
-            quote = c;
-            in_word = true;
-        } else if (std::isspace(static_cast<unsigned char>(c))) {
-            if (in_word) out.push_back(std::move(cur));
-            cur.clear();
-            in_word = false;
-        } else {
-            cur += c;
-            in_word = true;
-        }
-    }
-    if (in_word) out.push_back(std::move(cur));
-    return out;
-}
-
-// SAM CLI's --parameter-overrides forms: "Key=Value", several separated by spaces
-// ('Env=prod Size=2'), values in double quotes, and CloudFormation's
-// "ParameterKey=Key,ParameterValue=Value".
+// SAM CLI's --parameter-overrides forms (config/command_line.hpp), as a usage error.
 void parse_parameter_overrides(const std::string& arg, std::map<std::string, std::string>& out) {
-    for (const auto& word : split_words(arg)) {
-        const std::string key_prefix = "ParameterKey=", value_marker = ",ParameterValue=";
-        if (word.rfind(key_prefix, 0) == 0) {
-            auto marker = word.find(value_marker);
-            if (marker == std::string::npos)
-                throw CLI::ValidationError("--parameter-overrides",
-                                           "expected ParameterKey=K,ParameterValue=V, got '" + word + "'");
-            out[word.substr(key_prefix.size(), marker - key_prefix.size())] =
-                word.substr(marker + value_marker.size());
-            continue;
-        }
-        auto eq = word.find('=');
-        if (eq == std::string::npos || eq == 0)
-            throw CLI::ValidationError("--parameter-overrides", "expected Key=Value, got '" + word + "'");
-        out[word.substr(0, eq)] = word.substr(eq + 1);
+    try {
+        config::parse_parameter_overrides(arg, out);
+    } catch (const std::invalid_argument& e) {
+        throw CLI::ValidationError("--parameter-overrides", e.what());
     }
 }
 
@@ -229,7 +176,7 @@ config::stack load(const load_flags& f,
     config::load_options o;
     for (const auto& arg : f.parameter_overrides) parse_parameter_overrides(arg, o.parameter_overrides);
     if (!f.stage.empty()) o.stage = f.stage;
-    o.env = process_env();
+    o.env = config::process_environment();
     system_clock_source clock;
     // Runtime lifecycles are judged on today's date, as AWS judges a deploy.
     o.today = std::chrono::year_month_day{std::chrono::floor<std::chrono::days>(clock.wall())};
@@ -840,7 +787,7 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     std::unique_ptr<build::builder> builder;
     if (stack.settings.watch) {
         build::build_environment build_env;
-        for (const auto& [k, v] : process_env()) build_env.env.push_back(k + "=" + v);
+        for (const auto& [k, v] : config::process_environment()) build_env.env.push_back(k + "=" + v);
         builder = std::make_unique<build::builder>(&lo.loop, *tel.logs, clock, std::move(build_env),
                                                    ec ? nullptr : &reaper);
         deps.rebuild = [b = builder.get()](const config::function& fn,

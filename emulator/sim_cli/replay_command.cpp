@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "emulator/config/command_line.hpp"
 #include "emulator/config/config_error.hpp"
 #include "emulator/config/fault_rules.hpp"
 #include "emulator/config/stack.hpp"
@@ -16,22 +17,10 @@
 #include "models/sim/record.hpp"
 #include "models/sim/replay.hpp"
 
-extern char** environ;
 
 namespace coldbrew::sim_cli {
 
 namespace {
-
-std::map<std::string, std::string> process_env() {
-    std::map<std::string, std::string> out;
-    for (char** e = environ; e && *e; ++e) {
-        std::string_view kv(*e);
-        auto eq = kv.find('=');
-        if (eq != std::string_view::npos)
-            out.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
-    }
-    return out;
-}
 
 bool read_lines(const std::string& file, std::vector<std::string>& out) {
     std::ifstream in(file);
@@ -56,7 +45,7 @@ int run_replay(const replay_options& opts) {
         // As `coldbrew up` loads the app (emulator/cli/main.cpp), without building or starting
         // anything: the models need the config and the measured code, not the processes.
         config::load_options o;
-        o.env = process_env();
+        o.env = config::process_environment();
         o.today = std::chrono::year_month_day{
             std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now())};
         config::stack stack = config::load_stack(opts.app, o);

@@ -9,10 +9,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "emulator/config/command_line.hpp"
 #include "emulator/config/fault_rules.hpp"
 #include "emulator/states/definition.hpp"
 
-extern char** environ;
 #include "models/distribution/distribution.hpp"
 
 namespace coldbrew::sim_cli {
@@ -599,31 +599,14 @@ stack_sim_options stack_options(const sim_options& opts) {
 config::load_options app_load_options(const sim_options& opts) {
     config::load_options o;
     for (const auto& arg : opts.parameter_overrides) {
-        std::istringstream words(arg);
-        std::string word;
-        while (words >> word) {
-            const std::string key_prefix = "ParameterKey=", value_marker = ",ParameterValue=";
-            if (word.rfind(key_prefix, 0) == 0) {
-                const auto marker = word.find(value_marker);
-                if (marker == std::string::npos)
-                    throw std::invalid_argument("--parameter-overrides: expected ParameterKey=K,ParameterValue=V, got '" +
-                                                word + "'");
-                o.parameter_overrides[word.substr(key_prefix.size(), marker - key_prefix.size())] =
-                    word.substr(marker + value_marker.size());
-                continue;
-            }
-            const auto eq = word.find('=');
-            if (eq == std::string::npos || eq == 0)
-                throw std::invalid_argument("--parameter-overrides: expected Key=Value, got '" + word + "'");
-            o.parameter_overrides[word.substr(0, eq)] = word.substr(eq + 1);
+        try {
+            config::parse_parameter_overrides(arg, o.parameter_overrides);
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument(std::string("--parameter-overrides: ") + e.what());
         }
     }
     if (!opts.stage.empty()) o.stage = opts.stage;
-    for (char** e = environ; e && *e; ++e) {
-        const std::string kv = *e;
-        const auto eq = kv.find('=');
-        if (eq != std::string::npos) o.env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
-    }
+    o.env = config::process_environment();
     // Runtime lifecycles are judged on today's date, as `up` judges them.
     o.today = std::chrono::year_month_day{std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now())};
     return o;
