@@ -716,6 +716,16 @@ void wait_for_standby(uv_loop_t& loop, app::app& application) {
 int run_up(const load_flags& lf, int port, const std::string& host,
            std::optional<std::uint64_t> seed_flag, const telemetry_flags& tf,
            const std::string& ready_file, cli::up_hooks* hooks) {
+    if (!ready_file.empty()) {
+        // A file left by an earlier run would tell a script waiting for it the old addresses;
+        // a directory that is not there would make it wait forever: both are settled now.
+        std::error_code ec;
+        std::filesystem::remove(ready_file, ec);
+        const auto dir = std::filesystem::absolute(ready_file).parent_path();
+        if (!std::filesystem::is_directory(dir, ec))
+            throw config::config_error({}, "--ready-file", "no directory " + dir.string() + " to write " +
+                                                                ready_file + " in");
+    }
     config::stack stack = load(lf, nullptr, stdout);
     if (port >= 0) stack.settings.gateway_port = port;
     // libuv binds numeric addresses only; "localhost" is what people type.
@@ -896,7 +906,7 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     application->mark_ready(ready.to_json());
     if (!ready_file.empty()) {
         if (std::string why; !cli::write_ready_file(ready_file, ready, why))
-            spdlog::error("--ready-file: {}", why);
+            throw config::config_error({}, "--ready-file", why);
         else
             std::printf("coldbrew up: ready; addresses written to %s\n", ready_file.c_str());
     }

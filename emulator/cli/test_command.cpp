@@ -268,7 +268,10 @@ std::vector<std::string> command_env(const ready_info& info) {
         env["AWS_ACCESS_KEY_ID"] = "test";
         env["AWS_SECRET_ACCESS_KEY"] = "test";
     }
-    if (!env.count("AWS_REGION") && !env.count("AWS_DEFAULT_REGION")) env["AWS_REGION"] = info.region;
+    // The JavaScript SDK v3 reads AWS_REGION only; the CLI, boto3 and the Java SDK read
+    // AWS_DEFAULT_REGION too: a region given either way reaches every SDK.
+    if (!env.count("AWS_REGION"))
+        env["AWS_REGION"] = env.count("AWS_DEFAULT_REGION") ? env["AWS_DEFAULT_REGION"] : info.region;
     std::vector<std::string> out;
     for (const auto& [k, v] : env) out.push_back(k + "=" + v);
     return out;
@@ -468,7 +471,9 @@ CLI::App* add_test_command(CLI::App& app, test_options& opts) {
     t->add_option("--ensure", opts.ensure,
                   "A gate on the run: 'p95 < 300ms', 'availability >= 99%', 'emulator_errors == "
                   "0', 'cold_starts <= 5', 'faults.phantom >= 1', 'p99[GET /pay] < 1s' "
-                  "(repeatable)");
+                  "(repeatable)")
+        // One gate per --ensure, so that a PATH after it is not taken for a gate.
+        ->allow_extra_args(false);
     t->add_option("--timeout", opts.timeout,
                   "End CMD after DURATION (90s, 5m, 1h): SIGTERM to its process group, then "
                   "SIGKILL after --kill-after; exit status 124");
@@ -671,6 +676,21 @@ int run_test(const test_options& opts, const std::string& app_path,
         return 2;
     }
 
+    // A report that cannot be written would leave CI green with nothing to show: its
+    // directory is made, and the file tried, before anything starts.
+    for (const auto* path : {&opts.junit, &opts.summary_json}) {
+        if (path->empty()) continue;
+        std::error_code ec;
+        const fs::path p = fs::absolute(*path);
+        fs::create_directories(p.parent_path(), ec);
+        const bool existed = fs::exists(p, ec);
+        if (!std::ofstream(p, std::ios::binary | std::ios::app)) {
+            std::fprintf(stderr, "coldbrew test: cannot write %s\n", p.c_str());
+            return 2;
+        }
+        if (!existed) fs::remove(p, ec);
+    }
+
     // coldbrew's own output: a log file (default beside the template), or stderr.
     std::fflush(stdout);
     std::fflush(stderr);
@@ -795,7 +815,11 @@ int run_test(const test_options& opts, const std::string& app_path,
     auto write = [&](const std::string& path, const std::string& text, bool append, const char* what) {
         std::ofstream out(path, std::ios::binary | (append ? std::ios::app : std::ios::trunc));
         out << text;
-        if (!out) std::fprintf(report, "coldbrew test: cannot write the %s to %s\n", what, path.c_str());
+        if (!out) {
+            std::fprintf(report, "coldbrew test: cannot write the %s to %s\n", what, path.c_str());
+            // Lost reports fail the run: CI would otherwise pass with nothing to show for it.
+            if (outcome.exit_status == 0) outcome.exit_status = 2;
+        }
     };
     if (!opts.junit.empty()) write(opts.junit, junit_xml(outcome, fp), false, "JUnit report");
     if (!opts.summary_json.empty())

@@ -165,8 +165,9 @@ TEST_CASE("coldbrew test: a failing command's status is the exit status; credent
                {"AWS_ACCESS_KEY_ID=mine", "AWS_DEFAULT_REGION=eu-west-1"});
     INFO(t.proc.stderr_text());
     CHECK(t.code == 7);
-    // Only the key id was set: nothing is added next to it, and no AWS_REGION.
-    CHECK(t.proc.stdout_text() == "mine   eu-west-1\n");
+    // Only the key id was set: nothing is added next to it. AWS_DEFAULT_REGION's region is
+    // handed on as AWS_REGION, the only one the JavaScript SDK v3 reads.
+    CHECK(t.proc.stdout_text() == "mine  eu-west-1 eu-west-1\n");
     // --log -: coldbrew's own lines are on stderr.
     CHECK(t.proc.stderr_text().find("run summary") != std::string::npos);
     CHECK(t.proc.stderr_text().find("gate pass: requests == 0") != std::string::npos);
@@ -262,7 +263,42 @@ TEST_CASE("coldbrew test: a config error, or a gate the live run cannot evaluate
         CHECK(t.proc.stderr_text().find("config error") != std::string::npos);
         CHECK(t.proc.stderr_text().find("no_such_key") != std::string::npos);
     }
+    {
+        // A report nowhere to be written: said before anything starts, not after a green run.
+        test_run t(with({app.path(), "--junit", "/proc/no-such-dir/junit.xml"}));
+        CHECK(t.code == 2);
+        CHECK(t.proc.stderr_text().find("cannot write /proc/no-such-dir/junit.xml") != std::string::npos);
+    }
     CHECK_FALSE(std::filesystem::exists(marker));
+    {
+        // One gate per --ensure: a PATH after it is the app; a report's directory is made.
+        app.dir.write("coldbrew.yaml", "time_scale: 0.01\n");
+        const auto junit = app.dir.path() / "reports" / "ci" / "junit.xml";
+        test_run t(with({"--ensure", "requests == 0", app.path(), "--junit", junit.string()}));
+        INFO(t.proc.stderr_text());
+        CHECK(t.code == 0);
+        CHECK(std::filesystem::exists(marker));
+        CHECK(std::filesystem::exists(junit));
+    }
+}
+
+TEST_CASE("up --ready-file: a directory that is not there stops the start (exit 2); a file left "
+          "by an earlier run is removed before anything starts",
+          "[integration]") {
+    ci_app app;
+    {
+        coldbrew_process up({"up", app.path(), "--port", "0", "--invoke-port", "0", "--admin-port", "0",
+                             "--sfn-port", "0", "--ready-file", app.file("missing/ready.json")});
+        CHECK(up.wait_exit(std::chrono::seconds(30)).value_or(-1) == 2);
+        CHECK(up.stderr_text().find("--ready-file") != std::string::npos);
+    }
+    const auto ready = app.file("ready.json");
+    app.dir.write("ready.json", "{\"gateway\":\"http://127.0.0.1:1\"}\n");
+    // A bad coldbrew.yaml stops this start before it is ready: the old file must be gone.
+    app.dir.write("coldbrew.yaml", "no_such_key: 1\n");
+    coldbrew_process up({"up", app.path(), "--port", "0", "--ready-file", ready});
+    CHECK(up.wait_exit(std::chrono::seconds(30)).value_or(-1) == 2);
+    CHECK_FALSE(std::filesystem::exists(ready));
 }
 
 TEST_CASE("up --ready-file and GET /ready: not ready while a standby environment is in its init, "
