@@ -727,6 +727,7 @@ int run_up(const load_flags& lf, int port, const std::string& host,
                                                                 ready_file + " in");
     }
     config::stack stack = load(lf, nullptr, stdout);
+    if (hooks && hooks->loaded) hooks->loaded(stack);
     if (port >= 0) stack.settings.gateway_port = port;
     // libuv binds numeric addresses only; "localhost" is what people type.
     if (!host.empty()) stack.settings.host = host == "localhost" ? "127.0.0.1" : host;

@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "emulator/config/config_error.hpp"
+#include "emulator/config/stack.hpp"
 #include "models/faults/faults.hpp"
 
 extern char** environ;
@@ -744,6 +745,28 @@ int run_test(const test_options& opts, const std::string& app_path,
     telemetry::request_stats requests_copy;
 
     up_hooks hooks;
+    // A gate naming a route or function the stack does not have would only show `n/a` after
+    // CMD ran: a typo costs a whole CI run. Said at start instead, as a config error.
+    hooks.loaded = [&](const config::stack& stack) {
+        std::vector<std::string> known;
+        for (const auto& rt : stack.routes)
+            known.push_back(rt.path == "$default" ? std::string("$default") : rt.method + " " + rt.path);
+        for (const auto& f : stack.functions) {
+            known.push_back(f.name);
+            known.push_back(f.function_name);
+            known.push_back("Invoke " + f.name);
+        }
+        for (const auto& g : outcome.gates) {
+            if (g.gate.subject.empty() ||
+                std::find(known.begin(), known.end(), g.gate.subject) != known.end())
+                continue;
+            throw config::config_error({}, "--ensure",
+                                       "'" + g.gate.text + "': the stack has no route or function '" +
+                                           g.gate.subject + "' (routes are \"METHOD /path\" as the template "
+                                           "declares them, or \"$default\"; functions by logical id or "
+                                           "FunctionName)");
+        }
+    };
     hooks.ready = [&](uv_loop_t* loop, const ready_info& info, std::function<void()> stop) {
         outcome.ready = info;
         runner.loop = loop;

@@ -67,6 +67,10 @@
 
 #include <uv.h>
 
+namespace coldbrew::config {
+struct stack;
+}
+
 namespace CLI {
 class App;
 }
@@ -100,6 +104,9 @@ struct run_figures {
 
 // What `up` lets the command that wraps it see and do. All called on the loop's thread.
 struct up_hooks {
+    // Once, when the stack is loaded and before anything listens; throws config::config_error
+    // to stop the start (exit 2).
+    std::function<void(const config::stack& stack)> loaded;
     // Once, when the stack is ready. `stop()` starts up's own graceful shutdown.
     std::function<void(uv_loop_t* loop, const ready_info& info, std::function<void()> stop)> ready;
     // SIGINT or SIGTERM arrived; true when the hook took care of it (up keeps running).

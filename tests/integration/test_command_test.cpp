@@ -264,6 +264,13 @@ TEST_CASE("coldbrew test: a config error, or a gate the live run cannot evaluate
         CHECK(t.proc.stderr_text().find("no_such_key") != std::string::npos);
     }
     {
+        // A route or function the stack does not have: a typo, said before CMD runs.
+        app.dir.write("coldbrew.yaml", "time_scale: 0.01\n");
+        test_run t(with({app.path(), "--ensure", "p99[GET /typo] < 1s"}));
+        CHECK(t.code == 2);
+        CHECK(t.proc.stderr_text().find("no route or function 'GET /typo'") != std::string::npos);
+    }
+    {
         // A report nowhere to be written: said before anything starts, not after a green run.
         test_run t(with({app.path(), "--junit", "/proc/no-such-dir/junit.xml"}));
         CHECK(t.code == 2);
