@@ -2,7 +2,9 @@
 """payments' CI suite, run under `coldbrew test`: the retrying client against the idempotent
 variant while the gateway loses confirm responses after the charge (a phantom after).
 
-    coldbrew test examples/payments --time-scale 0.01 \
+    rm -f /tmp/payments-ci.sqlite
+    build/coldbrew test examples/payments --time-scale 0.01 \
+        --parameter-overrides StorePath=/tmp/payments-ci.sqlite \
         --ensure 'faults.phantom >= 1' --ensure 'emulator_errors == 0' \
         --ensure 'availability[POST /{variant}/payment_intents] >= 99%' \
         -- python3 examples/payments/ci_suite.py
