@@ -507,6 +507,22 @@ sim_fault decide_fault(const compiled& m, const c_hop& h, fault_state& fs, doubl
     ++out.faults.decisions;
     const c_live& l = m.live[h.live];
     const auto& rules = m.s->fault_rules;
+    // The attempt as the live decider would log it; `fired` null when no rule fired.
+    auto report = [&](const faults::rule* fired, std::uint64_t k) {
+        fault_record rec;
+        rec.chunk = chunk;
+        rec.at_ms = now_ms;
+        rec.request = l.src;
+        rec.decision.where = l.facts.where;
+        if (fired) {
+            rec.decision.rule = fired->name;
+            rec.decision.kind = fired->kind;
+            rec.decision.k = k;
+            rec.decision.p = fs.plan;
+            rec.decision.log_line = faults::log_line(l.facts, rec.decision);
+        }
+        (*m.on_fault)(rec);
+    };
     for (std::uint32_t i = 0; i < h.rules.count; ++i) {
         const c_rule_ref& ref = m.rule_refs[h.rules.first + i];
         const faults::rule& r = rules[ref.rule];
@@ -520,29 +536,10 @@ sim_fault decide_fault(const compiled& m, const c_hop& h, fault_state& fs, doubl
         size_fault_counts(m, out.faults);
         if (f.type != sim_fault::kind::exit)
             ++out.faults.fired[ref.rule * fault_action_count + fs.plan.act.index()];
-        if (m.on_fault) {
-            fault_record rec;
-            rec.chunk = chunk;
-            rec.at_ms = now_ms;
-            rec.request = l.src;
-            rec.decision.where = l.facts.where;
-            rec.decision.rule = r.name;
-            rec.decision.kind = r.kind;
-            rec.decision.k = k;
-            rec.decision.p = fs.plan;
-            rec.decision.log_line = faults::log_line(l.facts, rec.decision);
-            (*m.on_fault)(rec);
-        }
+        if (m.on_fault) report(&r, k);
         return f;
     }
-    if (m.on_fault) {
-        fault_record rec;
-        rec.chunk = chunk;
-        rec.at_ms = now_ms;
-        rec.request = l.src;
-        rec.decision.where = l.facts.where;
-        (*m.on_fault)(rec);
-    }
+    if (m.on_fault) report(nullptr, 0);
     return f;
 }
 
