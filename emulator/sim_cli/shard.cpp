@@ -97,6 +97,7 @@ ojson part_to_json(const part& p) {
     if (!p.command.stage.empty()) c["stage"] = p.command.stage;
     if (p.command.realistic_sla) c["realistic_sla"] = true;
     if (p.command.rate_scale != 1) c["rate_scale"] = p.command.rate_scale;
+    if (!p.command.fit.empty()) c["fit"] = p.command.fit;
     j["command"] = c;
     ojson runs = ojson::array();
     for (const auto& r : p.runs) {
@@ -156,6 +157,7 @@ part part_from_json(const json& j, const std::string& file) {
             throw part_error(file, "command.rate_scale", "expected a number > 0");
         p.command.rate_scale = c["rate_scale"].get<double>();
     }
+    if (c.contains("fit")) p.command.fit = string_member(c, "fit", file, "command");
     const json& runs = member(j, "runs", file, "");
     if (!runs.is_array() || runs.empty()) throw part_error(file, "runs", "expected a list of runs");
     for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -252,6 +254,7 @@ int run_merge(const sim_options& opts) {
         o.stage = c.stage;
         o.realistic_sla = c.realistic_sla;
         o.rate_scale = c.rate_scale;
+        o.fit = c.fit;
         o.shard.clear();
         o.merge = {};
         return run_sim(o);

@@ -52,6 +52,7 @@ struct part_command {
     std::string stage;
     bool realistic_sla = false;
     double rate_scale = 1;
+    std::string fit;  // --fit: the run record the parts' handlers were fitted to
 };
 
 struct part_run {

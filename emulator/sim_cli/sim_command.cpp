@@ -432,6 +432,14 @@ void add_sim_command(CLI::App& app, sim_options& opts) {
     sim->add_option("--stage", opts.stage, "App: serverless.yml stage (as `up`)");
     sim->add_flag("--realistic-sla", opts.realistic_sla,
                   "App: API Gateway and Lambda lose requests at their published SLA (as `up`)");
+    auto* fit = sim->add_option(
+        "--fit", opts.fit,
+        "App: fit the handlers' latency, errors and calls and the arrivals to a run record "
+        "(coldbrew up --record FILE) instead of coldbrew.yaml's sim sections");
+    sim->add_option("--fit-out", opts.fit_out,
+                    "With --fit: also write what was fitted as coldbrew.yaml sim sections to this file")
+        ->needs(fit);
+    fit->excludes(replay);
     sim->add_option("--rate-scale", opts.rate_scale, "Multiply every arrival rate, e.g. 10 for ten times the traffic")
         ->check(CLI::Range(1e-6, 1e6));
 }
@@ -467,11 +475,21 @@ int run_sim(const sim_options& opts) {
         };
         std::vector<planned> plans;
         const bool app = is_app_path(opts.scenario);
+        stack_sim_options app_options = stack_options(opts);
+        if (!opts.fit.empty()) {
+            if (!app) throw std::invalid_argument("--fit applies to an app (the directory `coldbrew up` takes)");
+            app_options.fit = load_fit(opts.fit);
+            if (!opts.fit_out.empty()) {
+                std::ofstream out(opts.fit_out, std::ios::trunc);
+                out << fitted_yaml(*app_options.fit);
+                if (!out.flush()) throw std::invalid_argument("--fit-out: cannot write " + opts.fit_out);
+            }
+        }
         for (const auto& v : sweep_values) {
             auto overrides = base;
             if (!sweep_path.empty()) overrides.push_back({sweep_path, v, "--sweep " + sweep_path + "=" + v});
             if (app) {
-                stack_plan sp = plan_stack_run(opts.scenario, stack_options(opts), app_load_options(opts), overrides);
+                stack_plan sp = plan_stack_run(opts.scenario, app_options, app_load_options(opts), overrides);
                 plans.push_back({std::move(sp.loaded), v, std::move(sp.notes), std::move(sp.not_simulated)});
             } else {
                 if (opts.rate_scale != 1 || opts.realistic_sla || !opts.stage.empty() || !opts.parameter_overrides.empty())
@@ -511,7 +529,8 @@ int run_sim(const sim_options& opts) {
             this_part.shard = shard;
             this_part.command = {opts.scenario,     opts.requests,      opts.seed,
                                  opts.set,          opts.sweep,         opts.parameter_overrides,
-                                 opts.stage,        opts.realistic_sla, opts.rate_scale};
+                                 opts.stage,        opts.realistic_sla, opts.rate_scale,
+                                 opts.fit};
         }
 
         const unsigned threads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -605,6 +624,9 @@ int run_sim(const sim_options& opts) {
         return 2;
     } catch (const std::invalid_argument& e) {
         std::fprintf(stderr, "coldbrew: %s\n", e.what());
+        return 2;
+    } catch (const models::sim::record_error& e) {
+        std::fprintf(stderr, "coldbrew: --fit: %s\n", e.what());
         return 2;
     }
 }

@@ -55,6 +55,10 @@ struct sim_options {
     std::string stage;                             // serverless --stage
     bool realistic_sla = false;                    // the profile's SLA phantoms, as `up`
     double rate_scale = 1;                         // every arrival rate × this
+    // --fit FILE: the handlers' latency, errors and calls and the arrivals fitted to a run
+    // record of the app (models/sim/fit.hpp) instead of coldbrew.yaml's `sim:` sections;
+    // --fit-out writes what was fitted as those sections.
+    std::string fit, fit_out;
 };
 
 // Adds the `sim` subcommand and its flags to `app`, filling `opts` when parsed.

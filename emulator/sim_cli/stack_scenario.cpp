@@ -5,6 +5,7 @@
 #include <cmath>
 #include <chrono>
 #include <fstream>
+#include <iomanip>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
@@ -12,6 +13,7 @@
 #include "emulator/config/command_line.hpp"
 #include "emulator/config/fault_rules.hpp"
 #include "emulator/states/definition.hpp"
+#include <nlohmann/json.hpp>
 
 #include "models/distribution/distribution.hpp"
 
@@ -195,7 +197,10 @@ private:
         c.name = d.name;
         c.service = d.service.empty() ? "dependency" : d.service;
         c.kind = sim::service_kind::generic;
-        if (d.request_latency) {
+        if (o_.fit) {
+            // The fitted handlers' latency holds their waits on dependencies already.
+            c.latency_ms = models::distribution::fixed(0);
+        } else if (d.request_latency) {
             c.latency_ms = models::parse_distribution(*d.request_latency);
         } else {
             c.latency_ms = models::parse_distribution(default_dependency_latency);
@@ -456,7 +461,135 @@ double number(const std::string& path, const std::string& text) {
     return x;
 }
 
+std::string percent(double share) {
+    std::ostringstream o;
+    o << std::setprecision(4) << share * 100.0 << "%";
+    return o.str();
+}
+
+std::string ms(double v) {
+    std::ostringstream o;
+    o << std::fixed << std::setprecision(v < 10 ? 2 : 1) << v << " ms";
+    return o.str();
+}
+
+std::string call_text(const sim::fitted_call& c) {
+    return c.async ? "{call: " + c.target + ", async: true}" : c.target;
+}
+
+// Puts what was fitted where coldbrew.yaml's `sim:` sections go, so the conversion below reads
+// it as it reads those; says what it did in `notes`.
+void apply_fit(config::stack& s, const stack_fit& f, std::vector<std::string>& notes) {
+    const config::source_location at{f.file, 0, 0};
+    const auto& fit = f.fit;
+    notes.push_back("fitted to " + f.file + ": " + std::to_string(fit.client_requests) + " client requests over " +
+                    ms(fit.span_ms) + " (modeled)");
+    for (const auto& ff : fit.functions) {
+        auto fn = std::find_if(s.functions.begin(), s.functions.end(),
+                               [&](const config::function& x) { return x.name == ff.function; });
+        if (fn == s.functions.end()) {
+            notes.push_back(ff.function + ": in the record, not in the app; left out");
+            continue;
+        }
+        if (ff.invocations == 0) {
+            notes.push_back(ff.function + ": no answered invocation in the record" +
+                            std::string(fn->sim ? "; its coldbrew.yaml sim section stays" : ""));
+            continue;
+        }
+        config::function_sim fs;
+        fs.where = at;
+        fs.path = "functions." + fn->name + ".sim";
+        fs.latency_ms = ff.latency_ms;
+        fs.latency_text = ff.latency_text;
+        if (ff.error_rate > 0) fs.error_rate = ff.error_rate;
+        std::vector<std::string> calls;
+        for (std::size_t i = 0; i < ff.calls.size(); ++i) {
+            config::function_sim::call c;
+            c.target = ff.calls[i].target;
+            c.async = ff.calls[i].async;
+            c.where = at;
+            c.path = fs.path + ".calls[" + std::to_string(i) + "]";
+            fs.calls.push_back(std::move(c));
+            calls.push_back(call_text(ff.calls[i]));
+        }
+        std::string line = fn->name + ": " + std::to_string(ff.invocations) + " invocations: latency " +
+                           ff.latency_text + " (own work; recorded duration p50 " + ms(ff.duration_p50_ms) +
+                           ", delivery lag p50 " + ms(ff.lag_p50_ms) + "), errors " + percent(ff.error_rate);
+        if (ff.timeouts) line += ", " + std::to_string(ff.timeouts) + " timeouts";
+        line += calls.empty() ? ", no calls" : ", calls [" + join(calls) + "]";
+        if (ff.calls_share < 1) line += " (" + percent(ff.calls_share) + " of invocations made exactly these)";
+        if (ff.injected) line += "; " + std::to_string(ff.injected) + " cut by injected faults left out";
+        if (fn->sim) line += "; replaces its coldbrew.yaml sim section";
+        notes.push_back(line);
+        fn->sim = std::move(fs);
+    }
+    if (!fit.routes.empty()) {
+        s.settings.sim.routes.clear();
+        for (const auto& r : fit.routes)
+            s.settings.sim.routes.push_back({r.route, static_cast<double>(r.requests), at, "sim.routes." + r.route});
+    }
+    if (fit.rate_per_s > 0) {
+        models::sim::arrivals a;
+        a.rate = fit.rate_per_s;
+        a.poisson = fit.poisson;
+        s.settings.sim.arrivals = a;
+        std::ostringstream o;
+        o << "arrivals: " << std::setprecision(6) << fit.rate_per_s << " requests per second, "
+          << (fit.poisson ? "poisson" : "evenly spaced") << " (gaps' coefficient of variation "
+          << std::setprecision(3) << fit.gap_cv << ")";
+        notes.push_back(o.str());
+    }
+}
+
 }  // namespace
+
+std::shared_ptr<const stack_fit> load_fit(const std::string& file) {
+    auto f = std::make_shared<stack_fit>();
+    f->file = file;
+    f->record = sim::read_record(file);
+    f->fit = sim::fit_record(f->record);
+    const bool answered = std::any_of(f->fit.functions.begin(), f->fit.functions.end(),
+                                      [](const sim::fitted_function& x) { return x.invocations > 0; });
+    if (f->fit.client_requests == 0 || !answered)
+        throw std::invalid_argument("--fit " + file + ": the record holds " +
+                                    std::to_string(f->fit.client_requests) + " client requests and " +
+                                    (answered ? "some" : "no") +
+                                    " answered invocations: nothing to fit (record a run with traffic)");
+    return f;
+}
+
+std::string fitted_yaml(const stack_fit& f) {
+    std::ostringstream y;
+    y << "# Fitted by `coldbrew sim --fit " << f.file << "`: " << f.fit.client_requests
+      << " client requests. Paste into coldbrew.yaml; `coldbrew up` ignores these sections.\n";
+    auto quoted = [](const std::string& s) { return nlohmann::json(s).dump(); };
+    bool any = false;
+    for (const auto& ff : f.fit.functions) {
+        if (ff.invocations == 0) continue;
+        if (!any) y << "functions:\n";
+        any = true;
+        y << "  " << quoted(ff.function) << ":\n    sim:\n";
+        y << "      latency: " << quoted(ff.latency_text) << "   # " << ff.invocations << " invocations\n";
+        if (ff.error_rate > 0) y << "      errors: " << percent(ff.error_rate) << "\n";
+        if (!ff.calls.empty()) {
+            std::vector<std::string> calls;
+            for (const auto& c : ff.calls)
+                calls.push_back(c.async ? "{call: " + quoted(c.target) + ", async: true}" : quoted(c.target));
+            y << "      calls: [" << join(calls) << "]";
+            if (ff.calls_share < 1) y << "   # " << percent(ff.calls_share) << " of invocations";
+            y << "\n";
+        }
+    }
+    y << "sim:\n";
+    if (f.fit.rate_per_s > 0)
+        y << "  arrivals: {rate: " << std::setprecision(6) << f.fit.rate_per_s
+          << (f.fit.poisson ? ", poisson: true" : "") << "}\n";
+    if (!f.fit.routes.empty()) {
+        y << "  routes:\n";
+        for (const auto& r : f.fit.routes) y << "    " << quoted(r.route) << ": {weight: " << r.requests << "}\n";
+    }
+    return y.str();
+}
 
 bool is_app_path(const std::filesystem::path& path) {
     std::error_code ec;
@@ -489,12 +622,37 @@ stack_scenario stack_to_scenario(const config::stack& s, std::unique_ptr<functio
 stack_scenario load_stack_scenario(const std::filesystem::path& path, const stack_sim_options& o,
                                    const config::load_options& lo) {
     config::stack s = config::load_stack(path, lo);
+    std::vector<std::string> fit_notes;
+    if (o.fit) apply_fit(s, *o.fit, fit_notes);
     auto models = functions::build_models(s);
     mf::fault_registry kinds;
     mf::register_builtin_faults(kinds);
-    if (o.realistic_sla) config::apply_realistic_sla(s, models->profile());
+    if (o.realistic_sla || (o.fit && o.fit->record.header.realistic_sla))
+        config::apply_realistic_sla(s, models->profile());
     auto rules = config::startup_fault_rules(s, kinds);
-    stack_scenario out = stack_to_scenario(s, std::move(models), std::move(rules), o);
+    stack_sim_options eff = o;
+    std::optional<std::uint64_t> fault_seed;
+    if (o.fit) {
+        // The rules and seed the live run ended with: what a what-if of it should meet.
+        sim::fitted_rules fr;
+        try {
+            fr = sim::rules_at_end(rules, o.fit->record, kinds);
+        } catch (const mf::rule_error& e) {
+            throw std::invalid_argument("--fit " + o.fit->file + ": a recorded rule does not parse: " + e.what());
+        }
+        rules = std::move(fr.rules);
+        if (!eff.seed) {
+            eff.seed = o.fit->record.header.seed;
+            fault_seed = fr.seed;
+        }
+        if (fr.changes)
+            fit_notes.push_back(std::to_string(fr.changes) +
+                                " fault rule or seed changes made through the admin API during the recorded run "
+                                "apply: the rules in effect when it ended");
+    }
+    stack_scenario out = stack_to_scenario(s, std::move(models), std::move(rules), eff);
+    if (fault_seed) out.scenario.fault_seed = *fault_seed;
+    out.notes.insert(out.notes.begin(), fit_notes.begin(), fit_notes.end());
     for (const auto& r : out.scenario.fault_rules)
         for (const auto& w : config::rule_warnings(s, r)) out.notes.push_back(w);
     return out;

@@ -43,6 +43,8 @@
 #include "emulator/functions/function_model.hpp"
 #include "emulator/sim_cli/sim_command.hpp"
 #include "models/faults/faults.hpp"
+#include "models/sim/fit.hpp"
+#include "models/sim/record.hpp"
 #include "models/sim/scenario.hpp"
 
 namespace coldbrew::sim_cli {
@@ -53,6 +55,26 @@ inline constexpr const char* default_handler_latency = "lognormal(median=10ms, p
 // A dependency without `latency.request` answers in this.
 inline constexpr const char* default_dependency_latency = "lognormal(median=2ms, p99=10ms)";
 
+// `--fit FILE`: a run record of the app and what was fitted to it (models/sim/fit.hpp). In a
+// fitted run each function the record saw answer takes its fitted latency, error rate and
+// calls in place of coldbrew.yaml's `sim:` section; the routes' weights are the recorded
+// client requests per route and the arrivals the recorded rate (poisson or even, as fitted);
+// the fault rules are those in effect when the record ends (coldbrew.yaml's, then the admin
+// API's changes), with the record's seed and --realistic-sla unless the command line gives
+// them; dependencies' own latency is 0 (a record has no dependency timings, so the handler's
+// fitted latency holds its waits on them).
+struct stack_fit {
+    std::string file;
+    models::sim::run_record record;
+    models::sim::fit_result fit;
+};
+// Reads and fits `file`. Throws models::sim::record_error for a bad record, and
+// std::invalid_argument when it holds no client request or no answered invocation.
+std::shared_ptr<const stack_fit> load_fit(const std::string& file);
+// What was fitted, as coldbrew.yaml's `functions.<name>.sim` and `sim:` sections (a YAML
+// document with a comment naming the record), for --fit-out.
+std::string fitted_yaml(const stack_fit& f);
+
 struct stack_sim_options {
     std::map<std::string, std::string> parameter_overrides;  // SAM --parameter-overrides
     std::optional<std::string> stage;                        // serverless --stage
@@ -60,6 +82,7 @@ struct stack_sim_options {
     std::optional<std::uint64_t> seed;                       // else coldbrew.yaml's, else 1
     std::optional<std::uint64_t> requests;                   // else sim.requests, else 100,000
     double rate_scale = 1;                                   // multiplies every arrival rate
+    std::shared_ptr<const stack_fit> fit;                    // --fit
 };
 
 struct stack_scenario {
