@@ -775,6 +775,7 @@ int run_up(const load_flags& lf, int port, const std::string& host,
         h.time_scale = stack.settings.time_scale;
         h.app = stack.template_file.string();
         h.realistic_sla = lf.realistic_sla;
+        h.cpu_limited = rm.cpu != nullptr;
         if (auto rec = recorder.open(std::filesystem::absolute(tf.record), h)) {
             std::fprintf(stderr, "coldbrew: --record: cannot write %s: %s\n", tf.record.c_str(),
                          rec.message().c_str());

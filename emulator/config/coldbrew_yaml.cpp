@@ -311,6 +311,16 @@ constexpr field<function_sim> function_sim_fields[] = {
          out.latency_text = v.text;
      }},
     {"errors", [](const ynode& v, function_sim& out) { out.error_rate = read_error_rate(v); }},
+    {"cpu_share",
+     [](const ynode& v, function_sim& out) {
+         const double x = expect_double(v, "cpu_share");
+         if (!(x >= 0.0 && x <= 1.0)) fail(v, "cpu_share is the share of latency that is CPU work, from 0 to 1");
+         out.cpu_share = x;
+     }},
+    {"latency_at_memory_mb",
+     [](const ynode& v, function_sim& out) {
+         out.latency_at_memory_mb = static_cast<int>(expect_int(v, 128, 10240, "latency_at_memory_mb"));
+     }},
     {"calls",
      [](const ynode& v, function_sim& out) {
          if (v.is_null()) return;

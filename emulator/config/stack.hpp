@@ -185,6 +185,8 @@ struct not_emulated {
 //   sim:
 //     latency: lognormal(median=40ms, p99=200ms)  # the handler's own work (distribution text)
 //     errors: 0.5%                                 # handler errors, share of invocations
+//     cpu_share: 0.6                               # of latency, CPU work (at the function's MemorySize)
+//     latency_at_memory_mb: 1769                   # where latency was measured, if not at MemorySize
 //     calls: [Ledger, {call: payments-db, retry: sdk-standard, timeout: 2s}, {call: Notify, async: true}]
 struct function_sim {
     struct call {
@@ -198,6 +200,12 @@ struct function_sim {
     std::optional<models::distribution> latency_ms;
     std::string latency_text;         // as written, for messages
     std::optional<double> error_rate;  // [0, 1)
+    // The share of `latency` that is CPU work, in [0, 1]: at another memory size it takes
+    // vcpus(MemorySize) / vcpus(memory) times as long (models/sim/scenario.hpp, cpu_share).
+    std::optional<double> cpu_share;
+    // The memory `latency` was measured at, MB; nullopt: the function's MemorySize. A fit to a
+    // run without CPU limits says 1,769 (one full vCPU: the speed the handler ran at).
+    std::optional<int> latency_at_memory_mb;
     std::vector<call> calls;
     source_location where;  // the `sim` key
     std::string path;       // "functions.Pay.sim"

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -16,6 +17,19 @@ namespace coldbrew::functions {
 namespace rt = runtime_api;
 
 namespace {
+// CPU time the process's main thread has run, ns: the first field of /proc/<pid>/schedstat
+// (proc(5)), nanosecond-exact where /proc/<pid>/stat counts clock ticks. The main thread is
+// where a runtime runs the handler (node's event loop, python's interpreter, a bootstrap's
+// loop); helper threads (V8's GC, a handler's own threads) are not counted. nullopt when the
+// kernel does not report it (no CONFIG_SCHED_INFO) or the process is gone.
+std::optional<std::uint64_t> main_thread_cpu_ns(int pid) {
+    if (pid <= 0) return std::nullopt;
+    std::ifstream in("/proc/" + std::to_string(pid) + "/schedstat");
+    std::uint64_t ns = 0;
+    if (!(in >> ns)) return std::nullopt;
+    return ns;
+}
+
 // Lambda limits init to 10 s; an init that overruns is retried inside the first invoke under
 // the function timeout ("suppressed init", [LIFE]). Locally the one init simply gets both.
 constexpr std::chrono::milliseconds init_limit{10000};
@@ -256,6 +270,8 @@ void execution_environment::deliver() {
     phase_ = rt::phase::invoking;
     delivered_ = true;
     delivered_at_ = ctx_.clock->steady();
+    cpu_at_delivery_ns_.reset();
+    if (current_ && current_->recorded_invocation) cpu_at_delivery_ns_ = main_thread_cpu_ns(pid());
     log(telemetry::start_line(current_id_));
 
     rt::invocation_headers h;
@@ -435,6 +451,10 @@ void execution_environment::finish(outcome kind, std::string payload, std::strin
         timing.duration_ms = s.modeled_ms(r.duration_ms);
         const double waited = s.modeled_ms(ms(delivered_at_ - assigned_at_).count());
         timing.delivery_lag_ms = std::max(0.0, waited - (cold_ ? modeled_init_ms_.value_or(0) : 0.0));
+        if (cpu_at_delivery_ns_) {
+            if (auto now_ns = main_thread_cpu_ns(pid()); now_ns && *now_ns >= *cpu_at_delivery_ns_)
+                timing.cpu_ms = s.modeled_ms(static_cast<double>(*now_ns - *cpu_at_delivery_ns_) / 1e6);
+        }
     }
     if (cold_) {
         r.cold_start = true;

@@ -129,6 +129,9 @@ private:
     bool delivered_ = false;
     http::responder held_next_;
     std::chrono::steady_clock::time_point spawned_at_, delivered_at_;
+    // The runtime's CPU time at delivery, ns, when the invocation is recorded (--record) and
+    // the kernel reports it.
+    std::optional<std::uint64_t> cpu_at_delivery_ns_;
     std::chrono::steady_clock::time_point assigned_at_;  // the current invocation's placement
     // The cold start's moments on the real clock: asked for (begin_cold_start), the local
     // init over.

@@ -359,6 +359,7 @@ void function_pool::on_done(execution_environment& env, const invocation_result&
         h.at_ms = now;
         h.delivery_lag_ms = t.delivery_lag_ms;
         h.duration_ms = t.duration_ms;
+        h.cpu_ms = t.cpu_ms;
         using o = models::sim::recorded_handler::outcome;
         if (!env.alive())
             h.result = r.error_type == "Sandbox.Timedout" ? o::timeout : o::crash;

@@ -243,6 +243,7 @@ private:
         std::optional<std::uint64_t> recorded_invocation;
         double delivery_lag_ms = 0;
         double duration_ms = 0;
+        std::optional<double> cpu_ms;  // the runtime's CPU time in that span, modeled ms
     };
     // From an environment: its invocation was answered (it is idle now).
     void on_done(execution_environment& env, const invocation_result& r, const answer_timing& t);

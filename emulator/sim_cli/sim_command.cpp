@@ -163,6 +163,11 @@ void print_text(const json& r, const std::string& title, std::ostream& out) {
         if (x.contains("cold_starts") && x["cold_starts"].get<std::uint64_t>())
             notes += (notes.empty() ? "" : "; ") + std::string("cold ") + fixed(num(x["cold_start_percent"]), 3) + "%" +
                      (x.contains("init_ms_mean") ? " (Init " + ms_text(num(x["init_ms_mean"])) + ")" : "");
+        if (x.contains("waited_for_environment")) {
+            const json& w = x["waited_for_environment"];
+            notes += (notes.empty() ? "" : "; ") + with_commas(w["invocations"].get<std::uint64_t>()) +
+                     " waited at max_environments (mean " + ms_text(num(w["wait_mean_ms"])) + ")";
+        }
         if (x.contains("duplicates") && x["duplicates"].get<std::uint64_t>())
             notes += (notes.empty() ? "" : "; ") + std::string("duplicates ") + with_commas(x["duplicates"].get<std::uint64_t>());
         if (x.contains("cache_hit_ratio"))
@@ -479,17 +484,17 @@ int run_sim(const sim_options& opts) {
         if (!opts.fit.empty()) {
             if (!app) throw std::invalid_argument("--fit applies to an app (the directory `coldbrew up` takes)");
             app_options.fit = load_fit(opts.fit);
-            if (!opts.fit_out.empty()) {
-                std::ofstream out(opts.fit_out, std::ios::trunc);
-                out << fitted_yaml(*app_options.fit);
-                if (!out.flush()) throw std::invalid_argument("--fit-out: cannot write " + opts.fit_out);
-            }
         }
         for (const auto& v : sweep_values) {
             auto overrides = base;
             if (!sweep_path.empty()) overrides.push_back({sweep_path, v, "--sweep " + sweep_path + "=" + v});
             if (app) {
                 stack_plan sp = plan_stack_run(opts.scenario, app_options, app_load_options(opts), overrides);
+                if (!opts.fit_out.empty() && plans.empty()) {
+                    std::ofstream out(opts.fit_out, std::ios::trunc);
+                    out << sp.fitted_yaml;
+                    if (!out.flush()) throw std::invalid_argument("--fit-out: cannot write " + opts.fit_out);
+                }
                 plans.push_back({std::move(sp.loaded), v, std::move(sp.notes), std::move(sp.not_simulated)});
             } else {
                 if (opts.rate_scale != 1 || opts.realistic_sla || !opts.stage.empty() || !opts.parameter_overrides.empty())

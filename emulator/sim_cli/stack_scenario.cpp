@@ -15,6 +15,7 @@
 #include "emulator/states/definition.hpp"
 #include <nlohmann/json.hpp>
 
+#include "models/compute/cpu.hpp"
 #include "models/distribution/distribution.hpp"
 
 namespace coldbrew::sim_cli {
@@ -179,6 +180,10 @@ private:
         } else {
             c.latency_ms = models::parse_distribution(default_handler_latency);
             out_.notes.push_back(fn.name + ": no sim.latency, using " + default_handler_latency);
+        }
+        if (fs && fs->cpu_share) {
+            c.function.cpu_share = *fs->cpu_share;
+            c.function.latency_at_memory_mb = fs->latency_at_memory_mb.value_or(fn.memory_mb);
         }
         c.availability = 1.0;
         if (fs && fs->error_rate && *fs->error_rate > 0) {
@@ -502,6 +507,19 @@ void apply_fit(config::stack& s, const stack_fit& f, std::vector<std::string>& n
         fs.latency_ms = ff.latency_ms;
         fs.latency_text = ff.latency_text;
         if (ff.error_rate > 0) fs.error_rate = ff.error_rate;
+        std::string cpu_text;
+        if (ff.cpu_fraction) {
+            // Under the live run's quota the CPU work ran at vcpus(MemorySize); without one, on
+            // a whole core, which is what 1,769 MB buys (models/compute/cpu.hpp).
+            const bool limited = f.record.header.cpu_limited;
+            const double q = limited ? std::min(1.0, models::vcpu_share(fn->memory_mb)) : 1.0;
+            fs.cpu_share = std::clamp(*ff.cpu_fraction / q, 0.0, 1.0);
+            if (!limited) fs.latency_at_memory_mb = 1769;
+            cpu_text = ", cpu_share " + percent(*fs.cpu_share) + " (CPU time " + percent(*ff.cpu_fraction) +
+                       " of own work, " + (limited ? "at " + std::to_string(fn->memory_mb) + " MB's CPU quota"
+                                                   : std::string("on a whole core: the record's run had no CPU quota")) +
+                       ")";
+        }
         std::vector<std::string> calls;
         for (std::size_t i = 0; i < ff.calls.size(); ++i) {
             config::function_sim::call c;
@@ -514,7 +532,7 @@ void apply_fit(config::stack& s, const stack_fit& f, std::vector<std::string>& n
         }
         std::string line = fn->name + ": " + std::to_string(ff.invocations) + " invocations: latency " +
                            ff.latency_text + " (own work; recorded duration p50 " + ms(ff.duration_p50_ms) +
-                           ", delivery lag p50 " + ms(ff.lag_p50_ms) + "), errors " + percent(ff.error_rate);
+                           ", delivery lag p50 " + ms(ff.lag_p50_ms) + "), errors " + percent(ff.error_rate) + cpu_text;
         if (ff.timeouts) line += ", " + std::to_string(ff.timeouts) + " timeouts";
         line += calls.empty() ? ", no calls" : ", calls [" + join(calls) + "]";
         if (ff.calls_share < 1) line += " (" + percent(ff.calls_share) + " of invocations made exactly these)";
@@ -541,36 +559,25 @@ void apply_fit(config::stack& s, const stack_fit& f, std::vector<std::string>& n
     }
 }
 
-}  // namespace
-
-std::shared_ptr<const stack_fit> load_fit(const std::string& file) {
-    auto f = std::make_shared<stack_fit>();
-    f->file = file;
-    f->record = sim::read_record(file);
-    f->fit = sim::fit_record(f->record);
-    const bool answered = std::any_of(f->fit.functions.begin(), f->fit.functions.end(),
-                                      [](const sim::fitted_function& x) { return x.invocations > 0; });
-    if (f->fit.client_requests == 0 || !answered)
-        throw std::invalid_argument("--fit " + file + ": the record holds " +
-                                    std::to_string(f->fit.client_requests) + " client requests and " +
-                                    (answered ? "some" : "no") +
-                                    " answered invocations: nothing to fit (record a run with traffic)");
-    return f;
-}
-
-std::string fitted_yaml(const stack_fit& f) {
+// The fitted sections as coldbrew.yaml would say them: `s` after apply_fit.
+std::string fitted_yaml(const config::stack& s, const stack_fit& f) {
     std::ostringstream y;
     y << "# Fitted by `coldbrew sim --fit " << f.file << "`: " << f.fit.client_requests
       << " client requests. Paste into coldbrew.yaml; `coldbrew up` ignores these sections.\n";
-    auto quoted = [](const std::string& s) { return nlohmann::json(s).dump(); };
+    auto quoted = [](const std::string& t) { return nlohmann::json(t).dump(); };
     bool any = false;
     for (const auto& ff : f.fit.functions) {
-        if (ff.invocations == 0) continue;
+        auto fn = std::find_if(s.functions.begin(), s.functions.end(),
+                               [&](const config::function& x) { return x.name == ff.function; });
+        if (ff.invocations == 0 || fn == s.functions.end() || !fn->sim) continue;
+        const config::function_sim& fs = *fn->sim;
         if (!any) y << "functions:\n";
         any = true;
         y << "  " << quoted(ff.function) << ":\n    sim:\n";
-        y << "      latency: " << quoted(ff.latency_text) << "   # " << ff.invocations << " invocations\n";
-        if (ff.error_rate > 0) y << "      errors: " << percent(ff.error_rate) << "\n";
+        y << "      latency: " << quoted(fs.latency_text) << "   # " << ff.invocations << " invocations\n";
+        if (fs.error_rate) y << "      errors: " << percent(*fs.error_rate) << "\n";
+        if (fs.cpu_share) y << "      cpu_share: " << std::setprecision(4) << *fs.cpu_share << "\n";
+        if (fs.latency_at_memory_mb) y << "      latency_at_memory_mb: " << *fs.latency_at_memory_mb << "\n";
         if (!ff.calls.empty()) {
             std::vector<std::string> calls;
             for (const auto& c : ff.calls)
@@ -589,6 +596,23 @@ std::string fitted_yaml(const stack_fit& f) {
         for (const auto& r : f.fit.routes) y << "    " << quoted(r.route) << ": {weight: " << r.requests << "}\n";
     }
     return y.str();
+}
+
+}  // namespace
+
+std::shared_ptr<const stack_fit> load_fit(const std::string& file) {
+    auto f = std::make_shared<stack_fit>();
+    f->file = file;
+    f->record = sim::read_record(file);
+    f->fit = sim::fit_record(f->record);
+    const bool answered = std::any_of(f->fit.functions.begin(), f->fit.functions.end(),
+                                      [](const sim::fitted_function& x) { return x.invocations > 0; });
+    if (f->fit.client_requests == 0 || !answered)
+        throw std::invalid_argument("--fit " + file + ": the record holds " +
+                                    std::to_string(f->fit.client_requests) + " client requests and " +
+                                    (answered ? "some" : "no") +
+                                    " answered invocations: nothing to fit (record a run with traffic)");
+    return f;
 }
 
 bool is_app_path(const std::filesystem::path& path) {
@@ -623,7 +647,11 @@ stack_scenario load_stack_scenario(const std::filesystem::path& path, const stac
                                    const config::load_options& lo) {
     config::stack s = config::load_stack(path, lo);
     std::vector<std::string> fit_notes;
-    if (o.fit) apply_fit(s, *o.fit, fit_notes);
+    std::string fitted;
+    if (o.fit) {
+        apply_fit(s, *o.fit, fit_notes);
+        fitted = fitted_yaml(s, *o.fit);
+    }
     auto models = functions::build_models(s);
     mf::fault_registry kinds;
     mf::register_builtin_faults(kinds);
@@ -652,6 +680,7 @@ stack_scenario load_stack_scenario(const std::filesystem::path& path, const stac
     }
     stack_scenario out = stack_to_scenario(s, std::move(models), std::move(rules), eff);
     if (fault_seed) out.scenario.fault_seed = *fault_seed;
+    out.fitted_yaml = std::move(fitted);
     out.notes.insert(out.notes.begin(), fit_notes.begin(), fit_notes.end());
     for (const auto& r : out.scenario.fault_rules)
         for (const auto& w : config::rule_warnings(s, r)) out.notes.push_back(w);
@@ -666,6 +695,7 @@ stack_plan plan_stack_run(const std::filesystem::path& path, const stack_sim_opt
     stack_plan plan;
     plan.notes = std::move(st.notes);
     plan.not_simulated = std::move(st.not_simulated);
+    plan.fitted_yaml = std::move(st.fitted_yaml);
     std::shared_ptr<const functions::stack_models> models(std::move(st.models));
     std::shared_ptr<const models::profile> profile(models, &models->profile());
     plan.loaded.profile = profile;

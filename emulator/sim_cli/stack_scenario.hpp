@@ -71,9 +71,6 @@ struct stack_fit {
 // Reads and fits `file`. Throws models::sim::record_error for a bad record, and
 // std::invalid_argument when it holds no client request or no answered invocation.
 std::shared_ptr<const stack_fit> load_fit(const std::string& file);
-// What was fitted, as coldbrew.yaml's `functions.<name>.sim` and `sim:` sections (a YAML
-// document with a comment naming the record), for --fit-out.
-std::string fitted_yaml(const stack_fit& f);
 
 struct stack_sim_options {
     std::map<std::string, std::string> parameter_overrides;  // SAM --parameter-overrides
@@ -91,6 +88,9 @@ struct stack_scenario {
     models::sim::scenario scenario;
     std::vector<std::string> notes;          // defaults used, approximations, one line each
     std::vector<std::string> not_simulated;  // rules, state machines, routes left out, and why
+    // With a fit: what was fitted as coldbrew.yaml's `functions.<name>.sim` and `sim:`
+    // sections (a YAML document whose first line names the record), for --fit-out.
+    std::string fitted_yaml;
 };
 
 // True when `path` is an app `coldbrew up` takes: a directory (holding a template), or a
@@ -123,6 +123,7 @@ void apply_stack_override(stack_scenario& st, const std::string& path, const std
 struct stack_plan {
     config::loaded_scenario loaded;
     std::vector<std::string> notes, not_simulated;
+    std::string fitted_yaml;  // stack_scenario::fitted_yaml
 };
 stack_plan plan_stack_run(const std::filesystem::path& path, const stack_sim_options& o,
                           const config::load_options& lo,

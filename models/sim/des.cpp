@@ -96,6 +96,7 @@ struct exec_frame {
     std::uint64_t environment = 0;
     bool has_environment = false;
     double init_ms = 0;
+    std::uint64_t request_index = 0;  // waiting at max_environments: its pool request index
 };
 
 enum class ev : std::uint8_t {
@@ -249,6 +250,7 @@ public:
                 pools_.back()->provision(0.0);
             }
         }
+        pool_waiting_.resize(pools_.size());
         heap_.reserve(1024);
         timers_.resize(m.hops.size());
         if (!m.live.empty()) faults_.start(m, replication_);
@@ -630,24 +632,25 @@ private:
         std::uint64_t environment = 0;
         bool has_environment = false;
         double init = 0;
+        std::optional<std::uint64_t> waits;  // the pool request index of an invocation that waits
         if (c.kind == service_kind::lambda) {
             pool_policy& pool = *pools_[c.function];
             pool.expire(now);
             const placement p = pool.acquire(now);
-            if (p.kind == placement_kind::throttle || p.kind == placement_kind::wait) {
+            // At max_environments the live pool makes the invocation wait for an environment
+            // (function_pool: waiting); only a concurrency limit throttles.
+            if (p.kind == placement_kind::wait && c.cap_first == none) {
+                waits = p.request_index;
+            } else if (p.kind == placement_kind::throttle || p.kind == placement_kind::wait) {
                 if (exit) count_exit(m_, fa.rule, false, out_);
                 f.pending = failure(cause_throttle, h.comp);
                 push(now, ev::call_answer, id, f.gen);
                 return;
-            }
-            ++k.invocations;
-            environment = p.environment;
-            has_environment = true;
-            if (p.kind == placement_kind::cold && p.init) {
-                init = std::max(0.0, p.init->total_ms);
-                ++k.cold_starts;
-                k.init_ms_sum += static_cast<std::uint64_t>(init + 0.5);
-                reqs_[f.req].cold = true;
+            } else {
+                ++k.invocations;
+                environment = p.environment;
+                has_environment = true;
+                init = placed_init(p, k, f.req);
             }
         }
         if (c.cap_first != none) {
@@ -681,7 +684,16 @@ private:
         e.lost_at_once = lost_rule && fa.at_once;
         e.exit_after_ms = exit ? fa.kill_after_ms : -1;
         e.exit_rule = exit ? fa.rule : none;
+        e.request_index = waits.value_or(0);
         ++reqs_[f.req].open;
+        if (waits) {
+            // Placed when an environment of the function is released or discarded; the
+            // caller's timeout runs meanwhile, and a caller that gives up does not stop it.
+            pool_waiting_[c.function].push_back(x);
+            ++k.queued;
+            arm_timeout(id, now);
+            return;
+        }
         if (slot != none) {
             ++k.admitted;
             if (busy_[slot] >= m_.slot_concurrency[slot]) {
@@ -697,6 +709,47 @@ private:
         const exec_frame& started = execs_[x];
         if (c.body.count != 0 || started.ready_at > f.limit || started.lost_after)
             arm_timeout(id, now);
+    }
+
+    // A warm or cold placement's Init Duration (0 when warm), counted.
+    double placed_init(const placement& p, component_counts& k, std::uint32_t req) {
+        if (p.kind != placement_kind::cold || !p.init) return 0;
+        const double init = std::max(0.0, p.init->total_ms);
+        ++k.cold_starts;
+        k.init_ms_sum += static_cast<std::uint64_t>(init + 0.5);
+        reqs_[req].cold = true;
+        return init;
+    }
+
+    // function_pool::drain_waiting: invocations waiting at max_environments are placed again,
+    // in arrival order with their own request index, until one has to wait again.
+    void drain_waiting(std::uint32_t function, double now) {
+        auto& q = pool_waiting_[function];
+        if (q.empty()) return;
+        pool_policy& pool = *pools_[function];
+        pool.expire(now);
+        while (!q.empty()) {
+            const std::uint32_t x = q.front();
+            const placement p = pool.acquire(now, execs_[x].request_index);
+            if (p.kind == placement_kind::wait) return;
+            q.pop_front();
+            exec_frame& e = execs_[x];
+            component_counts& k = out_.components[e.comp];
+            if (p.kind == placement_kind::throttle) {
+                const std::uint32_t call = e.call, gen = e.call_gen, req = e.req, comp = e.comp;
+                if (e.exit_rule != none) count_exit(m_, e.exit_rule, false, out_);
+                execs_.release(x);
+                const call_frame& f = calls_[call];
+                if (f.gen == gen && f.waiting) answer(call, failure(cause_throttle, comp), now);
+                close(req);
+                continue;
+            }
+            ++k.invocations;
+            e.environment = p.environment;
+            e.has_environment = true;
+            e.init_ms = placed_init(p, k, e.req);
+            begin_service(x, now);
+        }
     }
 
     static outcome failure(int cause, std::uint32_t root) {
@@ -795,6 +848,7 @@ private:
                              e.crashed ? "injected function error" : "timeout");
             else
                 pool.release(e.environment, now);
+            drain_waiting(c.function, now);
         }
         // Billing.
         if (c.kind == service_kind::lambda) {
@@ -908,6 +962,7 @@ private:
     std::vector<std::deque<std::uint32_t>> waiting_;
     std::unique_ptr<account_concurrency> account_;
     std::vector<std::unique_ptr<pool_policy>> pools_;
+    std::vector<std::deque<std::uint32_t>> pool_waiting_;  // by function: execs at max_environments
     fault_state faults_;
 };
 

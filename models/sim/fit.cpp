@@ -169,6 +169,8 @@ fit_result fit_record(const run_record& record) {
         fitted_function f;
         f.function = fname;
         std::vector<double> own, durations, lags;
+        double cpu_total = 0, cpu_own_total = 0;
+        bool any_cpu = false;
         std::map<std::vector<fitted_call>, std::uint64_t> sequences;
         std::vector<std::vector<fitted_call>> sequence_order;  // first seen first, for ties
         for (const auto& [id, inv] : invocations) {
@@ -209,6 +211,11 @@ fit_result fit_record(const run_record& record) {
             }
             const double waited = covered(std::move(waits), from, to);
             own.push_back(h.delivery_lag_ms + h.duration_ms - waited);
+            if (h.cpu_ms) {
+                any_cpu = true;
+                cpu_total += *h.cpu_ms;
+                cpu_own_total += std::max(0.0, own.back());
+            }
             durations.push_back(h.duration_ms);
             lags.push_back(h.delivery_lag_ms);
             if (!sequences.count(seq)) sequence_order.push_back(seq);
@@ -232,6 +239,7 @@ fit_result fit_record(const run_record& record) {
             }
         f.calls = std::move(best);
         f.calls_share = static_cast<double>(best_n) / static_cast<double>(f.invocations);
+        if (any_cpu && cpu_own_total > 0) f.cpu_fraction = cpu_total / cpu_own_total;
         f.latency_ms = fit_latency(own);
         f.latency_text = f.latency_ms.to_string();
         std::sort(durations.begin(), durations.end());

@@ -20,6 +20,8 @@
 //  - errors: the share of answered invocations that failed (a handler error or a crash).
 //    Timeouts stay in the latency sample at the time they were cut, so the function's timeout
 //    cuts the fitted latency as often.
+//  - CPU: the share of the own work the runtime spent on CPU (cpu_fraction), from which the
+//    caller derives how the latency changes with memory.
 //  - calls: the sequence of requests an invocation made (Invoke API calls to the stack's
 //    functions by logical id, synchronous or Event; dependency request turns by dependency),
 //    in the order made; the sequence most invocations made is the function's `calls`, and
@@ -72,6 +74,12 @@ struct fitted_function {
     double duration_p50_ms = 0;           // the recorded duration's median (delivery → answer)
     double lag_p50_ms = 0;                // the delivery lag's median
     double own_p50_ms = 0;                // the fitted latency's median
+    // CPU time / own work, summed over the invocations whose CPU time the record has
+    // (recorded_handler::cpu_ms); nullopt when none has. Under a CPU quota of q vCPUs a
+    // handler's CPU work takes cpu / q of its time, so the share of its latency that is CPU
+    // work is cpu_fraction / q (the caller knows q: the function's memory, the record's
+    // cpu_limited).
+    std::optional<double> cpu_fraction;
 };
 
 struct fitted_route {

@@ -41,6 +41,7 @@ std::string to_json_line(const record_header& h) {
     j["time_scale"] = h.time_scale;
     j["app"] = h.app;
     j["realistic_sla"] = h.realistic_sla;
+    if (h.cpu_limited) j["cpu_limited"] = true;
     return j.dump();
 }
 
@@ -88,6 +89,7 @@ struct line_writer {
         j["at_ms"] = h.at_ms;
         j["delivery_lag_ms"] = h.delivery_lag_ms;
         j["duration_ms"] = h.duration_ms;
+        if (h.cpu_ms) j["cpu_ms"] = *h.cpu_ms;
         j["outcome"] = outcome_name(h.result);
         if (h.result != recorded_handler::outcome::success) j["error_type"] = h.error_type;
         j["response_bytes"] = h.response_bytes;
@@ -233,6 +235,7 @@ run_record read_record(std::istream& in, const std::string& name) {
             out.header.time_scale = ts.get<double>();
             out.header.app = f.str_or_empty("app");
             out.header.realistic_sla = f.flag("realistic_sla");
+            out.header.cpu_limited = f.flag("cpu_limited");
             f.done();
             have_header = true;
             continue;
@@ -311,6 +314,7 @@ run_record read_record(std::istream& in, const std::string& name) {
             check_time(f, h.at_ms);
             h.delivery_lag_ms = f.ms("delivery_lag_ms");
             h.duration_ms = f.ms("duration_ms");
+            if (f.maybe("cpu_ms")) h.cpu_ms = f.ms("cpu_ms");
             const std::string o = f.str("outcome");
             auto parsed = parse_outcome(o);
             if (!parsed) f.fail("\"outcome\" must be success, error, crash or timeout, not \"" + o + "\"");

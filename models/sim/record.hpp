@@ -31,12 +31,12 @@
 // live run saw them (the replay keeps that order). Times are modeled milliseconds on the live
 // scheduler's clock (real time divided by time_scale), from the start of the run.
 //   {"record":"coldbrew-run","version":1,"seed":42,"time_scale":1,"app":"template.yaml",
-//    "realistic_sla":false}
+//    "realistic_sla":false,"cpu_limited":true}
 //   {"event":"request","id":0,"at_ms":12.5,"front":"gateway","route":"GET /hello",
 //    "method":"GET","path":"/hello","function":"Hello","function_name":"hello-fn",
 //    "headers":[["x-scenario","retry"]],"parent":null,"async":false}
 //   {"event":"invoke","id":0,"at_ms":12.6,"function":"Hello","request":0}
-//   {"event":"handler","invocation":0,"at_ms":95.1,"delivery_lag_ms":0.8,"duration_ms":31.2,
+//   {"event":"handler","invocation":0,"at_ms":95.1,"delivery_lag_ms":0.8,"duration_ms":31.2,"cpu_ms":4.2,
 //    "outcome":"success","response_bytes":52}
 //   {"event":"exit","at_ms":96,"function":"Hello","environment":0,"reason":"timeout"}
 //   {"event":"end","at_ms":97,"request":0}
@@ -86,6 +86,9 @@ struct record_header {
     double time_scale = 1;       // the live run's time_scale (times here are modeled already)
     std::string app;             // the template or serverless.yml the run was started from
     bool realistic_sla = false;  // `up --realistic-sla`: the profile's SLA phantom rules
+    // Each environment's CPU share followed its memory (a cgroup quota of memory / 1,769 MB
+    // vCPUs): the recorded durations are those of that share. Written only when true.
+    bool cpu_limited = false;
 };
 
 // A fault decision was asked for: an API Gateway route ("gateway"), the Invoke API ("invoke"),
@@ -137,6 +140,10 @@ struct recorded_handler {
     // outlasted its modeled Init Duration, the loop's timer lateness), modeled ms, >= 0.
     double delivery_lag_ms = 0;
     double duration_ms = 0;          // delivery → answer, modeled ms
+    // CPU time the runtime's main thread ran in that span, modeled ms (real CPU time scaled
+    // as durations are, so cpu_ms / duration_ms is the share of the span spent on CPU); for
+    // fitting how the handler's time depends on memory. Absent when the kernel does not say.
+    std::optional<double> cpu_ms;
     outcome result = outcome::success;
     std::string error_type;          // error / crash / timeout: the errorType answered
     std::uint64_t response_bytes = 0;

@@ -397,6 +397,15 @@ nlohmann::ordered_json report_json(const scenario& s, const run_result& r) {
         x["latency_ms"] = latency_json(k.latency);
         if (c.kind == service_kind::lambda) {
             x["invocations"] = k.invocations;
+            if (k.queued) {
+                // Invocations that waited at max_environments (the local cap) for an
+                // environment to be released, as the live pool makes them wait.
+                json w;
+                w["invocations"] = k.queued;
+                w["wait_mean_ms"] =
+                    round_to(static_cast<double>(k.queue_wait_us) / 1000.0 / static_cast<double>(k.queued), 4);
+                x["waited_for_environment"] = w;
+            }
             x["cold_starts"] = k.cold_starts;
             x["cold_start_percent"] =
                 k.invocations ? sig(static_cast<double>(k.cold_starts) / static_cast<double>(k.invocations) * 100, 4)

@@ -76,13 +76,6 @@ std::optional<double> field_ms(const std::string& report, const std::string& nam
     return std::stod(m[1]);
 }
 
-std::string read_file(const std::filesystem::path& p) {
-    std::ifstream in(p);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 double elapsed_ms(std::chrono::steady_clock::time_point since) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
 }

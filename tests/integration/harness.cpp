@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <random>
 #include <stdexcept>
 
@@ -383,6 +384,13 @@ void temp_dir::write(const std::string& relative, const std::string& content, bo
     if (executable)
         std::filesystem::permissions(p, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
                                             std::filesystem::perms::group_exec);
+}
+
+std::string read_file(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
 }
 
 void write_fake_app(temp_dir& dir, const std::string& globals, const std::string& resources) {

@@ -103,6 +103,9 @@ run_result run_to_exit(const std::vector<std::string>& args,
 bool process_gone(int pid);
 bool wait_gone(int pid, std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
+// The whole file, as bytes ("" when it cannot be read).
+std::string read_file(const std::filesystem::path& p);
+
 // A temporary directory removed at destruction.
 class temp_dir {
 public:

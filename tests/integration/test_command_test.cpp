@@ -23,13 +23,6 @@ namespace {
 
 std::filesystem::path sdk_dir() { return source_dir() / "tests" / "integration" / "sdk"; }
 
-std::string read_file(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 // One function behind GET /ok and POST /work, running the scripted fake handler.
 struct ci_app {
     temp_dir dir;
