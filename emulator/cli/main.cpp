@@ -39,6 +39,7 @@
 #include "emulator/sim_cli/sim_command.hpp"
 #include "emulator/telemetry/run_recorder.hpp"
 #include "emulator/supervisor/cgroup.hpp"
+#include "emulator/supervisor/containment.hpp"
 #include "emulator/supervisor/reaper.hpp"
 #include "emulator/telemetry/decision_log.hpp"
 #include "emulator/telemetry/log_files.hpp"
@@ -500,6 +501,9 @@ struct run_models {
     models::faults::fault_registry fault_kinds;
     std::vector<models::faults::rule> fault_rules;  // coldbrew.yaml's, then SLA phantoms
     telemetry::decision_log decisions;
+    // Before cpu and memory: detected first, so that on cgroup v2 all three name the same
+    // groups in the same tree, and taken down last.
+    std::unique_ptr<supervisor::containment> containment;
     std::unique_ptr<supervisor::cpu_limiter> cpu;
     std::string cpu_note;
     // After cpu: on cgroup v2 both share one tree, which the CPU limiter sets up first and
@@ -547,6 +551,10 @@ void build_run_models(config::stack& stack, bool realistic_sla, run_models& rm) 
                                        "cannot write " + stack.settings.decision_log->string() +
                                            ": " + ec.message());
     }
+    // COLDBREW_CONTAINMENT (subreaper, cgroup-v1, cgroup, auto) forces a containment mode,
+    // for tests and diagnosis.
+    const char* contain_request = std::getenv("COLDBREW_CONTAINMENT");
+    rm.containment = supervisor::containment::detect(contain_request ? contain_request : "");
     std::string why_not;
     rm.cpu = supervisor::cpu_limiter::detect(why_not);
     rm.cpu_note = rm.cpu ? "CPU share follows memory (" + rm.cpu->description() + ")"
@@ -782,7 +790,7 @@ int run_up(const load_flags& lf, int port, const std::string& host,
         }
     }
     std::error_code ec;
-    supervisor::reaper reaper(&lo.loop, self_exe(), ec);
+    supervisor::reaper reaper(&lo.loop, self_exe(), ec, rm.containment.get());
     if (ec) spdlog::warn("could not start the process reaper ({}); handler processes may outlive a killed coldbrew", ec.message());
 
     app::app_dependencies deps{&lo.loop, &clock, &rng, tel.logs, ec ? nullptr : &reaper,
@@ -863,6 +871,7 @@ int run_up(const load_flags& lf, int port, const std::string& host,
            << stack.settings.time_scale << "\n";
     print_stack(stack, banner, base);
     print_models(stack, *rm.models, seed, false, banner);
+    banner << rm.containment->description() << "\n";
     banner << rm.cpu_note << "\n";
     banner << rm.memory_note << "\n";
     if (stack.settings.decision_log)
@@ -1084,7 +1093,7 @@ int run_invoke(const load_flags& lf, const std::string& function, const std::str
     models::random_source rng(seed);
     stream_log_sink sink(stderr);  // logs to stderr, the result alone on stdout (sam local invoke)
     std::error_code ec;
-    supervisor::reaper reaper(&lo.loop, self_exe(), ec);
+    supervisor::reaper reaper(&lo.loop, self_exe(), ec, rm.containment.get());
     app::app_dependencies deps{&lo.loop, &clock, &rng, &sink, ec ? nullptr : &reaper,
                                rm.models.get(), &rm.decisions, rm.cpu.get(),
                                nullptr, nullptr, {},
