@@ -30,6 +30,7 @@
 #include "emulator/config/not_emulated.hpp"
 #include "emulator/config/stack.hpp"
 #include "emulator/functions/function_model.hpp"
+#include "emulator/functions/handler_check.hpp"
 #include "emulator/functions/launcher.hpp"
 #include "emulator/functions/service_errors.hpp"
 #include "emulator/gateway/sfn_integration.hpp"
@@ -195,6 +196,9 @@ config::stack load(const load_flags& f,
     } else {
         build::check_builds(stack, build_env);
     }
+    // After the build: a built function's handler is looked for in its artifacts.
+    for (const auto& fn : stack.functions)
+        if (auto w = functions::handler_warning(fn)) stack.warnings.push_back(*w);
     functions::system_host host(clock);
     auto resolved = functions::resolve_interpreters(stack, host);
     if (interpreters) *interpreters = std::move(resolved);
