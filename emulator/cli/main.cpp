@@ -107,8 +107,21 @@ std::vector<std::pair<std::string, std::string>> host_env() {
                                  "VIRTUAL_ENV", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
                                  "AWS_SESSION_TOKEN", "LD_LIBRARY_PATH"};
     std::vector<std::pair<std::string, std::string>> out;
+    auto set = [](const char* k) -> const char* {
+        const char* v = std::getenv(k);
+        // An empty credential is no credential, as the AWS SDKs read it.
+        if (v && !*v && std::string_view(k).rfind("AWS_", 0) == 0) return nullptr;
+        return v;
+    };
     for (const char* k : keep)
-        if (const char* v = std::getenv(k)) out.emplace_back(k, v);
+        if (const char* v = set(k)) out.emplace_back(k, v);
+    // Credentials go as a whole set or not at all (function_pool's environment_for).
+    const bool id = set("AWS_ACCESS_KEY_ID"), secret = set("AWS_SECRET_ACCESS_KEY");
+    if (id != secret || (!id && set("AWS_SESSION_TOKEN")))
+        spdlog::warn("AWS credentials in this shell are incomplete (AWS_ACCESS_KEY_ID and "
+                     "AWS_SECRET_ACCESS_KEY go together): none of them reach handlers, which "
+                     "get the placeholders AWS_ACCESS_KEY_ID=defaultkey, "
+                     "AWS_SECRET_ACCESS_KEY=defaultsecret");
     return out;
 }
 
