@@ -833,26 +833,26 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     }
     auto application = std::make_unique<app::app>(stack, std::move(deps));
     if (auto lec = application->start_gateway()) {
-        std::fprintf(stderr, "coldbrew: cannot listen on %s:%d: %s\n", stack.settings.host.c_str(),
+        std::fprintf(stderr, "coldbrew: cannot listen on %s:%d (gateway): %s\n", stack.settings.host.c_str(),
                      stack.settings.gateway_port, lec.message().c_str());
-        return 1;
+        return 2;
     }
     if (auto iec = application->start_invoke()) {
         std::fprintf(stderr, "coldbrew: cannot listen on %s:%d (Invoke API): %s\n",
                      stack.settings.host.c_str(), stack.settings.invoke_port,
                      iec.message().c_str());
-        return 1;
+        return 2;
     }
     if (auto aec = application->start_admin()) {
         std::fprintf(stderr, "coldbrew: cannot listen on %s:%d (admin API): %s\n",
                      stack.settings.host.c_str(), stack.settings.admin_port,
                      aec.message().c_str());
-        return 1;
+        return 2;
     }
     if (auto sec = application->start_sfn()) {
         std::fprintf(stderr, "coldbrew: cannot listen on %s:%d (Step Functions API): %s\n",
                      stack.settings.host.c_str(), stack.settings.sfn_port, sec.message().c_str());
-        return 1;
+        return 2;
     }
     {
         std::string failed;
@@ -864,7 +864,7 @@ int run_up(const load_flags& lf, int port, const std::string& host,
                          "coldbrew: cannot open the proxy of dependency '%s' on 127.0.0.1:%d "
                          "(dependencies.%s.listen): %s\n",
                          failed.c_str(), listen, failed.c_str(), dec.message().c_str());
-            return 1;
+            return 2;
         }
     }
     application->start_provisioned();
