@@ -208,22 +208,33 @@ std::unique_ptr<containment> containment::detect(const std::string& request, con
                                                  const fs::path& proc) {
     std::string why;
     if (request != "subreaper") {
-        auto tree = detail::cgroup_tree::find(
-            why, root, proc, "freezer",
-            [](detail::cgroup_tree& t, const std::string& where, std::string& reason) {
-                return t.probe_group(where, reason, [&](const fs::path& g) {
-                    // A group that can be frozen (v1) or killed/frozen (v2) contains.
-                    std::error_code ec;
-                    if (t.ver == detail::cgroup_tree::version::v1)
-                        ec = detail::write_control(g / "freezer.state", "THAWED");
-                    else if (!fs::exists(g / "cgroup.kill", ec) &&
-                             !fs::exists(g / "cgroup.freeze", ec))
+        const auto probe = [](detail::cgroup_tree& t, const std::string& where,
+                              std::string& reason) {
+            return t.probe_group(where, reason, [&](const fs::path& g) {
+                // A group that can be killed or frozen (v2), frozen (v1 freezer), or at least
+                // listed and walked (another v1 hierarchy) contains.
+                std::error_code ec;
+                if (t.ver == detail::cgroup_tree::version::v2) {
+                    if (!fs::exists(g / "cgroup.kill", ec) && !fs::exists(g / "cgroup.freeze", ec))
                         ec = std::make_error_code(std::errc::operation_not_supported);
-                    if (ec) reason = where + ": cannot freeze or kill a group: " + ec.message();
-                    return ec;
-                });
-            },
-            request != "cgroup-v1");
+                } else if (t.controller == "freezer") {
+                    ec = detail::write_control(g / "freezer.state", "THAWED");
+                } else if (!fs::exists(g / "cgroup.procs", ec)) {
+                    ec = std::make_error_code(std::errc::no_such_file_or_directory);
+                }
+                if (ec) reason = where + ": cannot freeze, kill or list a group: " + ec.message();
+                return ec;
+            });
+        };
+        auto tree = detail::cgroup_tree::find(why, root, proc, "freezer", probe,
+                                              request != "cgroup-v1");
+        if (!tree) {
+            // Without a freezer, a v1 hierarchy every cgroup v1 system mounts still lets the
+            // group be walked until it is empty.
+            std::string why_pids;
+            tree = detail::cgroup_tree::find(why_pids, root, proc, "pids", probe, false);
+            if (!tree) why += "; " + why_pids;
+        }
         if (tree) {
             const auto m = tree->ver == detail::cgroup_tree::version::v2 ? mode::cgroup_v2
                                                                          : mode::cgroup_v1;
@@ -252,7 +263,8 @@ std::string containment::description() const {
                "; every process an environment starts ends with it";
     }
     case mode::cgroup_v1:
-        return "Containment: cgroup v1 freezer " + tree_->parent.string() +
+        return "Containment: cgroup v1 " + tree_->controller + " " + tree_->parent.string() +
+               (tree_->controller == "freezer" ? "" : " (no freezer: walked until empty)") +
                "; every process an environment starts ends with it";
     case mode::subreaper:
         return "Containment: child subreaper (" +
@@ -270,7 +282,7 @@ std::error_code containment::adopt(int pid, const std::string& name) {
     if (pid <= 0) return std::make_error_code(std::errc::invalid_argument);
     bool created = false;
     if (auto ec = tree_->make_group(name, created)) return ec;
-    if (mode_ == mode::cgroup_v1)
+    if (mode_ == mode::cgroup_v1 && tree_->controller == "freezer")
         detail::write_control(tree_->parent / name / "freezer.state", "THAWED");
     return tree_->add(tree_->parent / name, pid);
 }

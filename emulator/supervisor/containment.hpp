@@ -10,7 +10,8 @@
 //            fork); its descendants inherit the group whatever they do with sessions. Ending
 //            the environment kills the group: cgroup v2 `cgroup.kill` (Linux 5.14), or, on
 //            older v2 kernels and on the cgroup v1 freezer hierarchy, freeze the group, SIGKILL
-//            every pid in cgroup.procs, thaw, and repeat until it is empty. Layout:
+//            every pid in cgroup.procs, thaw, and repeat until it is empty (on a v1 system
+//            without a writable freezer, the pids hierarchy, walked until empty). Layout:
 //              <hierarchy>/<coldbrew's cgroup>/coldbrew-<pid>/<environment name>
 //            (the environment names of the CPU and memory limiters, so that on cgroup v2 the
 //            groups are shared and nothing is moved out of its environment's group).

@@ -201,6 +201,27 @@ TEST_CASE("containment: a writable cgroup v1 freezer hierarchy contains, named i
     std::ofstream(parent / "Fn-1" / "cgroup.procs", std::ios::trunc);
 }
 
+TEST_CASE("containment: cgroup v1 without a freezer walks the pids hierarchy", "[unit]") {
+    scratch t;
+    const fs::path root = t.path() / "cgroup";
+    fs::create_directories(root / "pids");
+    t.write("proc/self/mountinfo",
+            "22 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n"
+            "30 22 0:30 / " + (root / "pids").string() + " rw,relatime - cgroup cgroup rw,pids\n");
+    t.write("proc/self/cgroup", "8:pids:/\n");
+    const fs::path parent = root / "pids" / ("coldbrew-" + std::to_string(::getpid()));
+    fs::create_directories(parent / "coldbrew.probe");
+    std::ofstream(parent / "coldbrew.probe" / "cgroup.procs");
+
+    auto c = containment::detect("", root, t.path() / "proc");
+    REQUIRE(c);
+    INFO(c->description());
+    CHECK(c->which() == containment::mode::cgroup_v1);
+    CHECK(c->description() == "Containment: cgroup v1 pids " + parent.string() +
+                                  " (no freezer: walked until empty); every process an "
+                                  "environment starts ends with it");
+}
+
 TEST_CASE("containment: no cgroup hierarchy gives the subreaper (or process groups)", "[unit]") {
     // In a child: the subreaper flag would stay set on the test process.
     const pid_t child = ::fork();
