@@ -30,6 +30,7 @@
 #include "emulator/config/not_emulated.hpp"
 #include "emulator/config/stack.hpp"
 #include "emulator/functions/function_model.hpp"
+#include "emulator/functions/handler_check.hpp"
 #include "emulator/functions/launcher.hpp"
 #include "emulator/functions/service_errors.hpp"
 #include "emulator/gateway/sfn_integration.hpp"
@@ -39,6 +40,7 @@
 #include "emulator/sim_cli/sim_command.hpp"
 #include "emulator/telemetry/run_recorder.hpp"
 #include "emulator/supervisor/cgroup.hpp"
+#include "emulator/supervisor/containment.hpp"
 #include "emulator/supervisor/reaper.hpp"
 #include "emulator/telemetry/decision_log.hpp"
 #include "emulator/telemetry/log_files.hpp"
@@ -105,8 +107,21 @@ std::vector<std::pair<std::string, std::string>> host_env() {
                                  "VIRTUAL_ENV", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
                                  "AWS_SESSION_TOKEN", "LD_LIBRARY_PATH"};
     std::vector<std::pair<std::string, std::string>> out;
+    auto set = [](const char* k) -> const char* {
+        const char* v = std::getenv(k);
+        // An empty credential is no credential, as the AWS SDKs read it.
+        if (v && !*v && std::string_view(k).rfind("AWS_", 0) == 0) return nullptr;
+        return v;
+    };
     for (const char* k : keep)
-        if (const char* v = std::getenv(k)) out.emplace_back(k, v);
+        if (const char* v = set(k)) out.emplace_back(k, v);
+    // Credentials go as a whole set or not at all (function_pool's environment_for).
+    const bool id = set("AWS_ACCESS_KEY_ID"), secret = set("AWS_SECRET_ACCESS_KEY");
+    if (id != secret || (!id && set("AWS_SESSION_TOKEN")))
+        spdlog::warn("AWS credentials in this shell are incomplete (AWS_ACCESS_KEY_ID and "
+                     "AWS_SECRET_ACCESS_KEY go together): none of them reach handlers, which "
+                     "get the placeholders AWS_ACCESS_KEY_ID=defaultkey, "
+                     "AWS_SECRET_ACCESS_KEY=defaultsecret");
     return out;
 }
 
@@ -194,6 +209,9 @@ config::stack load(const load_flags& f,
     } else {
         build::check_builds(stack, build_env);
     }
+    // After the build: a built function's handler is looked for in its artifacts.
+    for (const auto& fn : stack.functions)
+        if (auto w = functions::handler_warning(fn)) stack.warnings.push_back(*w);
     functions::system_host host(clock);
     auto resolved = functions::resolve_interpreters(stack, host);
     if (interpreters) *interpreters = std::move(resolved);
@@ -500,6 +518,9 @@ struct run_models {
     models::faults::fault_registry fault_kinds;
     std::vector<models::faults::rule> fault_rules;  // coldbrew.yaml's, then SLA phantoms
     telemetry::decision_log decisions;
+    // Before cpu and memory: detected first, so that on cgroup v2 all three name the same
+    // groups in the same tree, and taken down last.
+    std::unique_ptr<supervisor::containment> containment;
     std::unique_ptr<supervisor::cpu_limiter> cpu;
     std::string cpu_note;
     // After cpu: on cgroup v2 both share one tree, which the CPU limiter sets up first and
@@ -547,6 +568,10 @@ void build_run_models(config::stack& stack, bool realistic_sla, run_models& rm) 
                                        "cannot write " + stack.settings.decision_log->string() +
                                            ": " + ec.message());
     }
+    // COLDBREW_CONTAINMENT (subreaper, cgroup-v1, cgroup, auto) forces a containment mode,
+    // for tests and diagnosis.
+    const char* contain_request = std::getenv("COLDBREW_CONTAINMENT");
+    rm.containment = supervisor::containment::detect(contain_request ? contain_request : "");
     std::string why_not;
     rm.cpu = supervisor::cpu_limiter::detect(why_not);
     rm.cpu_note = rm.cpu ? "CPU share follows memory (" + rm.cpu->description() + ")"
@@ -783,7 +808,7 @@ int run_up(const load_flags& lf, int port, const std::string& host,
         }
     }
     std::error_code ec;
-    supervisor::reaper reaper(&lo.loop, self_exe(), ec);
+    supervisor::reaper reaper(&lo.loop, self_exe(), ec, rm.containment.get());
     if (ec) spdlog::warn("could not start the process reaper ({}); handler processes may outlive a killed coldbrew", ec.message());
 
     app::app_dependencies deps{&lo.loop, &clock, &rng, tel.logs, ec ? nullptr : &reaper,
@@ -809,26 +834,26 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     }
     auto application = std::make_unique<app::app>(stack, std::move(deps));
     if (auto lec = application->start_gateway()) {
-        std::fprintf(stderr, "coldbrew: cannot listen on %s:%d: %s\n", stack.settings.host.c_str(),
+        std::fprintf(stderr, "coldbrew: cannot listen on %s:%d (gateway): %s\n", stack.settings.host.c_str(),
                      stack.settings.gateway_port, lec.message().c_str());
-        return 1;
+        return 2;
     }
     if (auto iec = application->start_invoke()) {
         std::fprintf(stderr, "coldbrew: cannot listen on %s:%d (Invoke API): %s\n",
                      stack.settings.host.c_str(), stack.settings.invoke_port,
                      iec.message().c_str());
-        return 1;
+        return 2;
     }
     if (auto aec = application->start_admin()) {
         std::fprintf(stderr, "coldbrew: cannot listen on %s:%d (admin API): %s\n",
                      stack.settings.host.c_str(), stack.settings.admin_port,
                      aec.message().c_str());
-        return 1;
+        return 2;
     }
     if (auto sec = application->start_sfn()) {
         std::fprintf(stderr, "coldbrew: cannot listen on %s:%d (Step Functions API): %s\n",
                      stack.settings.host.c_str(), stack.settings.sfn_port, sec.message().c_str());
-        return 1;
+        return 2;
     }
     {
         std::string failed;
@@ -840,7 +865,7 @@ int run_up(const load_flags& lf, int port, const std::string& host,
                          "coldbrew: cannot open the proxy of dependency '%s' on 127.0.0.1:%d "
                          "(dependencies.%s.listen): %s\n",
                          failed.c_str(), listen, failed.c_str(), dec.message().c_str());
-            return 1;
+            return 2;
         }
     }
     application->start_provisioned();
@@ -864,6 +889,7 @@ int run_up(const load_flags& lf, int port, const std::string& host,
            << stack.settings.time_scale << "\n";
     print_stack(stack, banner, base);
     print_models(stack, *rm.models, seed, false, banner);
+    banner << rm.containment->description() << "\n";
     banner << rm.cpu_note << "\n";
     banner << rm.memory_note << "\n";
     if (stack.settings.decision_log)
@@ -1085,7 +1111,7 @@ int run_invoke(const load_flags& lf, const std::string& function, const std::str
     models::random_source rng(seed);
     stream_log_sink sink(stderr);  // logs to stderr, the result alone on stdout (sam local invoke)
     std::error_code ec;
-    supervisor::reaper reaper(&lo.loop, self_exe(), ec);
+    supervisor::reaper reaper(&lo.loop, self_exe(), ec, rm.containment.get());
     app::app_dependencies deps{&lo.loop, &clock, &rng, &sink, ec ? nullptr : &reaper,
                                rm.models.get(), &rm.decisions, rm.cpu.get(),
                                nullptr, nullptr, {},

@@ -210,6 +210,12 @@ bool execution_environment::start(std::string& error_type, std::string& error_me
     launch.env =
         pool_.environment_for(runtime_api_->port(), id_, provisioned(), dependency_env);
     launch.cwd = fn_.code_dir.string();
+    // Everything the handler starts is contained in the environment: the group it shares
+    // with the CPU and memory limits, and its Runtime API address as the mark its
+    // descendants inherit.
+    launch.group = memory_group(fn_, group_id_);
+    for (const auto& e : launch.env)
+        if (e.rfind("AWS_LAMBDA_RUNTIME_API=", 0) == 0) launch.mark = e;
     supervisor::process_callbacks cbs;
     cbs.on_stdout = [this](std::string_view line) { log(line); };
     cbs.on_stderr = [this](std::string_view line) { log(line); };

@@ -601,6 +601,14 @@ std::vector<std::string> function_pool::environment_for(
     env["TZ"] = ":UTC";
     env["AWS_XRAY_CONTEXT_MISSING"] = "LOG_ERROR";
     for (const auto& [k, v] : ctx_.host_env) env[k] = v;
+    // The host's credentials reach handlers as a whole set or not at all: an access key id
+    // with its secret (and the session token, when set). Half a set would pair the host's
+    // secret with the dummy key id below, which no SDK can sign with.
+    if (!env.count("AWS_ACCESS_KEY_ID") || !env.count("AWS_SECRET_ACCESS_KEY")) {
+        env.erase("AWS_ACCESS_KEY_ID");
+        env.erase("AWS_SECRET_ACCESS_KEY");
+        env.erase("AWS_SESSION_TOKEN");
+    }
     if (ctx_.settings->watch) {
         // CPython trusts a cached .pyc whose recorded source mtime (whole seconds) and size
         // match: an edit of the same size within the second of the last import would run the
@@ -666,9 +674,13 @@ std::vector<std::string> function_pool::environment_for(
     env["LAMBDA_TASK_ROOT"] = fn_.code_dir.string();
     env["LAMBDA_RUNTIME_DIR"] = ctx_.runtimes_dir.string();
     if (auto e = execution_env(fn_.runtime); !e.empty()) env["AWS_EXECUTION_ENV"] = e;
-    // Credentials: the caller's when set (handlers may call real AWS), else SAM CLI's dummies.
-    if (!env.count("AWS_ACCESS_KEY_ID")) env["AWS_ACCESS_KEY_ID"] = "defaultkey";
-    if (!env.count("AWS_SECRET_ACCESS_KEY")) env["AWS_SECRET_ACCESS_KEY"] = "defaultsecret";
+    // Credentials: the caller's whole set when given (handlers may call real AWS), else SAM
+    // CLI's dummies, never a mix of the two.
+    if (!env.count("AWS_ACCESS_KEY_ID") || !env.count("AWS_SECRET_ACCESS_KEY")) {
+        env["AWS_ACCESS_KEY_ID"] = "defaultkey";
+        env["AWS_SECRET_ACCESS_KEY"] = "defaultsecret";
+        env.erase("AWS_SESSION_TOKEN");
+    }
 
     std::vector<std::string> out;
     out.reserve(env.size());

@@ -328,7 +328,7 @@ cgroup_tree::~cgroup_tree() {
 
 std::unique_ptr<cgroup_tree> cgroup_tree::find(std::string& why_not, const fs::path& root,
                                                const fs::path& proc, const std::string& controller,
-                                               const probe_fn& probe) {
+                                               const probe_fn& probe, bool try_v2) {
     why_not.clear();
     std::string mountinfo, self_cgroup;
     if (auto ec = read_file(proc / "self" / "mountinfo", mountinfo)) {
@@ -389,6 +389,7 @@ std::unique_ptr<cgroup_tree> cgroup_tree::find(std::string& why_not, const fs::p
     };
 
     for (const auto& m : mounts) {
+        if (!try_v2) break;
         if (m.fstype != "cgroup2" || !is_at_or_below(m.mount_point, root)) continue;
         saw_v2 = true;
         if (auto t = attempt(version::v2, m, v2_path, "cgroup v2 " + m.mount_point.string()))
@@ -421,7 +422,9 @@ std::error_code cgroup_tree::prepare_v1(std::string& reason) {
         return std::make_error_code(std::errc::no_such_file_or_directory);
     }
     remove_stale_parents(home);
-    if (::mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST) {
+    if (::mkdir(parent.c_str(), 0755) == 0)
+        made_parent_ = true;
+    else if (errno != EEXIST) {
         ec = last_error();
         reason = where + " is not writable: " + ec.message();
         return ec;
@@ -433,6 +436,24 @@ std::error_code cgroup_tree::prepare_v2(std::string& reason) {
     const std::string where = "cgroup v2 " + home.string();
     const std::string enable = "+" + controller;
     std::string text;
+    if (controller == "freezer") {
+        // Freezing and killing a group (cgroup.freeze, cgroup.kill) are core files of every
+        // cgroup v2 group: no controller to enable, so no "no internal processes" rule either.
+        if (::faccessat(AT_FDCWD, (home / "cgroup.procs").c_str(), W_OK, AT_EACCESS) != 0) {
+            auto ec = last_error();
+            reason = where + " is not delegated to coldbrew (cgroup.procs: " + ec.message() + ")";
+            return ec;
+        }
+        remove_stale_parents(home);
+        if (::mkdir(parent.c_str(), 0755) == 0)
+        made_parent_ = true;
+    else if (errno != EEXIST) {
+            auto ec = last_error();
+            reason = where + " is not writable: " + ec.message();
+            return ec;
+        }
+        return {};
+    }
     if (auto ec = read_file(home / "cgroup.controllers", text)) {
         reason = where + ": cannot read cgroup.controllers: " + ec.message();
         return ec;
@@ -450,7 +471,9 @@ std::error_code cgroup_tree::prepare_v2(std::string& reason) {
         return ec;
     }
     remove_stale_parents(home);
-    if (::mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST) {
+    if (::mkdir(parent.c_str(), 0755) == 0)
+        made_parent_ = true;
+    else if (errno != EEXIST) {
         auto ec = last_error();
         reason = where + " is not writable: " + ec.message();
         return ec;
@@ -526,7 +549,14 @@ std::error_code cgroup_tree::make_group(const std::string& name, bool& created) 
     created = false;
     if (!valid_group_name(name)) return std::make_error_code(std::errc::invalid_argument);
     const fs::path group = parent / name;
-    if (::mkdir(group.c_str(), 0755) == 0)
+    // The parent may have been removed by the tree that made it (another limiter's); make it
+    // again, then take it over.
+    int rc = ::mkdir(group.c_str(), 0755);
+    if (rc != 0 && errno == ENOENT && ::mkdir(parent.c_str(), 0755) == 0) {
+        made_parent_ = true;
+        rc = ::mkdir(group.c_str(), 0755);
+    }
+    if (rc == 0)
         created = true;
     else if (errno != EEXIST)
         return last_error();
@@ -577,9 +607,19 @@ void cgroup_tree::teardown() {
         }
     }
     // Without a self move, "+<controller>" in coldbrew's cgroup is left as it is: other
-    // groups there may have come to use it.
-    remove_group(parent, rmdir_attempts);
+    // groups there may have come to use it. The parent goes with the tree that made it: a
+    // tree that found it (the other limiter's, the containment's) may still be using it.
+    if (made_parent_) remove_group(parent, rmdir_attempts);
 }
+
+std::error_code read_control(const fs::path& path, std::string& out) {
+    return read_file(path, out);
+}
+std::error_code write_control(const fs::path& path, const std::string& value) {
+    return write_file(path, value);
+}
+std::vector<int> group_pids(const fs::path& group) { return list_pids(group); }
+bool remove_group_dir(const fs::path& group) { return remove_group(group, rmdir_attempts); }
 
 }  // namespace detail
 

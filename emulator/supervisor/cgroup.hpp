@@ -25,12 +25,15 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <vector>
 
 namespace coldbrew::supervisor {
 
 namespace detail {
 
-// The per-coldbrew tree of groups for one controller ("cpu" or "memory"), shared by the
+// The per-coldbrew tree of groups for one controller ("cpu", "memory", or "freezer" for
+// containment, which on cgroup v2 needs no controller: cgroup.kill and cgroup.freeze are core
+// files there), shared by the
 // limiters: where it is, how it was prepared, and how it is taken down. On cgroup v2 a process
 // is in one group for every controller, so the CPU and memory limiters share the parent
 // `coldbrew-<pid>` and the per-environment groups (same names), each enabling its controller
@@ -47,14 +50,15 @@ public:
 
     // Tries every hierarchy at or below `root` that has `controller` (cgroup v2 first, then
     // v1); `probe(tree, where, reason)` proves a limit can be set in a prepared tree. Returns
-    // the first tree that works, or nullptr with every reason in `why_not`.
+    // the first tree that works, or nullptr with every reason in `why_not`. `try_v2` false
+    // skips cgroup v2 (to force cgroup v1 for tests and diagnosis).
     using probe_fn = std::function<std::error_code(cgroup_tree&, const std::string& where,
                                                    std::string& reason)>;
     static std::unique_ptr<cgroup_tree> find(std::string& why_not,
                                              const std::filesystem::path& root,
                                              const std::filesystem::path& proc,
                                              const std::string& controller,
-                                             const probe_fn& probe);
+                                             const probe_fn& probe, bool try_v2 = true);
 
     // Creates the group `name` below the parent (kept if it exists: `created` says which).
     // EINVAL for a name that is not one group's (empty, '/', ".", "..", ours).
@@ -81,7 +85,18 @@ private:
     std::filesystem::path self_leaf_;   // v2: where coldbrew moved itself; empty if it did not
     bool enabled_in_home_ = false;      // v2: "+<controller>" written to home/cgroup.subtree_control
     bool enabled_in_parent_ = false;    // v2: "+<controller>" written to parent/...
+    bool made_parent_ = false;          // this tree created `parent` (and removes it)
 };
+
+// Plain file access to cgroup control files (one read, one write(2), no O_CREAT), shared
+// with containment.cpp and the reaper. Errors: the errno of open/read/write.
+std::error_code read_control(const std::filesystem::path& path, std::string& out);
+std::error_code write_control(const std::filesystem::path& path, const std::string& value);
+// The pids in `group`'s cgroup.procs; empty when it cannot be read.
+std::vector<int> group_pids(const std::filesystem::path& group);
+// rmdir, retried a few times over a few milliseconds while the group is busy; true when the
+// group is gone.
+bool remove_group_dir(const std::filesystem::path& group);
 
 }  // namespace detail
 

@@ -58,8 +58,16 @@ struct process::state {
         });
     }
 
+    std::string group, mark;
+    bool ended = false;
+
     void kill_group() {
-        if (pid > 0 && !finished) ::kill(-pid, SIGKILL);
+        if (pid <= 0 || finished) return;
+        if (reaper_)
+            reaper_->end(pid, !exited, group, mark);
+        else
+            ::kill(-pid, SIGKILL);
+        ended = true;
     }
 
     static void emit(std::string& buf, const std::function<void(std::string_view)>& cb,
@@ -106,7 +114,11 @@ struct process::state {
         emit(out_buf, callbacks.on_stdout, true);
         emit(err_buf, callbacks.on_stderr, true);
         finished = true;
-        if (reaper_) reaper_->forget(pid);
+        if (reaper_) {
+            // Whatever the process left behind (its orphans, its group) goes with it.
+            if (!ended) reaper_->end(pid, !exited, group, mark);
+            reaper_->release(pid, group, mark);
+        }
         auto on_exit = std::move(callbacks.on_exit);
         callbacks = {};
         close_handle(reinterpret_cast<uv_handle_t*>(&out));
@@ -169,7 +181,11 @@ std::unique_ptr<process> supervisor::spawn(const spawn_options& options,
         st->status.exit_code = exit_code;
         st->status.term_signal = term_signal;
         // Lambda resets the whole sandbox: whatever the handler started goes with it.
-        ::kill(-st->pid, SIGKILL);
+        if (st->reaper_)
+            st->reaper_->end(st->pid, false, st->group, st->mark);
+        else
+            ::kill(-st->pid, SIGKILL);
+        st->ended = true;
         st->maybe_finish();
         if (!st->finished)
             uv_timer_start(
@@ -193,7 +209,9 @@ std::unique_ptr<process> supervisor::spawn(const spawn_options& options,
     s->open_handles = 4;
     s->pid = s->proc.pid;
     s->running = true;
-    if (reaper_) reaper_->watch(s->pid);
+    s->group = options.group;
+    s->mark = options.mark;
+    if (reaper_) reaper_->adopt(s->pid, s->group, s->mark);
 
     auto alloc = [](uv_handle_t* h, size_t, uv_buf_t* buf) {
         auto* st = static_cast<process::state*>(h->data);

@@ -2,7 +2,9 @@
 // Child processes on the libuv loop. Each process is started in a new session (setsid), so it
 // leads its own process group and kill() ends the handler together with everything it
 // started. Its stdout and stderr arrive line by line. Every group is registered with the
-// reaper (reaper.hpp), which kills it if coldbrew itself dies without cleaning up.
+// reaper (reaper.hpp), which kills it if coldbrew itself dies without cleaning up; with the
+// reaper's containment, a process's detached descendants end with it too: when it is killed
+// and when it exits.
 
 #include <uv.h>
 
@@ -21,6 +23,11 @@ struct spawn_options {
     std::vector<std::string> args;  // argv, args[0] included
     std::vector<std::string> env;   // "KEY=value", the child's whole environment
     std::string cwd;
+    // For an execution environment (both may be empty): its containment group name, and an
+    // entry of `env` that marks its processes (containment.hpp). With a reaper, the process
+    // is adopted into its containment, and everything it started ends with it.
+    std::string group;
+    std::string mark;
 };
 
 struct exit_status {
@@ -44,7 +51,8 @@ public:
 
     int pid() const noexcept;
     bool running() const noexcept;
-    // SIGKILL to the whole process group. Idempotent.
+    // SIGKILL to the whole process group and, with a containment, to everything the process
+    // started. Idempotent.
     void kill();
 
     struct state;
