@@ -1,6 +1,5 @@
 #include "emulator/sim_cli/replay_command.hpp"
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -8,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "emulator/config/command_line.hpp"
 #include "emulator/config/config_error.hpp"
 #include "emulator/config/fault_rules.hpp"
 #include "emulator/config/stack.hpp"
@@ -44,11 +42,7 @@ int run_replay(const replay_options& opts) {
     try {
         // As `coldbrew up` loads the app (emulator/cli/main.cpp), without building or starting
         // anything: the models need the config and the measured code, not the processes.
-        config::load_options o;
-        o.env = config::process_environment();
-        o.today = std::chrono::year_month_day{
-            std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now())};
-        config::stack stack = config::load_stack(opts.app, o);
+        config::stack stack = config::load_stack(opts.app, opts.load);
         auto models = functions::build_models(stack);
         models::faults::fault_registry kinds;
         models::faults::register_builtin_faults(kinds);

@@ -16,6 +16,8 @@
 
 #include <string>
 
+#include "emulator/config/stack.hpp"
+
 namespace coldbrew::sim_cli {
 
 struct replay_options {
@@ -23,6 +25,9 @@ struct replay_options {
     std::string record;        // the run record
     std::string decision_log;  // "" = do not write one
     std::string compare;       // "" = do not compare
+    // How the app is loaded: `up`'s --parameter-overrides and --stage as the run had them
+    // (they are not in the record), the environment, today's date (app_load_options).
+    config::load_options load;
 };
 
 int run_replay(const replay_options& opts);

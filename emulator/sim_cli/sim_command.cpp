@@ -456,7 +456,12 @@ int run_sim(const sim_options& opts) {
             std::cerr << "sim: --replay takes the app's PATH, and no --shard\n";
             return 2;
         }
-        return run_replay({opts.scenario, opts.replay, opts.decision_log, opts.compare});
+        try {
+            return run_replay({opts.scenario, opts.replay, opts.decision_log, opts.compare, app_load_options(opts)});
+        } catch (const std::invalid_argument& e) {
+            std::cerr << "coldbrew: " << e.what() << "\n";
+            return 2;
+        }
     }
     try {
         if (opts.scenario.empty()) throw std::invalid_argument("sim: a scenario file is required");

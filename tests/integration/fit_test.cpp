@@ -1,5 +1,6 @@
 // A what-if fitted to a recorded live run (`sim PATH --fit FILE`): examples/payments run live
-// under a fault rule added through the admin API, then simulated from its record. The fitted
+// under a fault rule added through the admin API, its record replayed to the same decisions,
+// then simulated from it. The fitted
 // run's latency percentiles and availability fall within the bands the README states; the
 // fitted sections written by --fit-out read back as coldbrew.yaml; ten times the traffic and a
 // sweep over memory sizes run from the same record.
@@ -33,13 +34,14 @@ TEST_CASE("fit: a what-if fitted to a recorded run of examples/payments reproduc
     temp_dir out;
     const auto rec = out.path() / "run.jsonl";
     const auto summary = out.path() / "live.json";
+    const auto decisions = out.path() / "live-decisions.jsonl";
     const auto fitted = out.path() / "fitted.yaml";
     const std::string store = "StorePath=" + (out.path() / "store.db").string();
     const auto traffic = source_dir() / "tests" / "fixtures" / "fit" / "payments_traffic.py";
 
     // 120 checkouts from 4 clients: 420 requests.
-    auto live = run_to_exit({"test", app.string(), "--seed", "7", "--record", rec.string(), "--summary-json",
-                             summary.string(), "--log", (out.path() / "test.log").string(),
+    auto live = run_to_exit({"test", app.string(), "--seed", "7", "--record", rec.string(), "--decision-log",
+                             decisions.string(), "--summary-json", summary.string(), "--log", (out.path() / "test.log").string(),
                              "--parameter-overrides", store, "--", "python3", traffic.string(), "120", "4"},
                             std::chrono::seconds(120));
     INFO(live.out << live.err << read_file(out.path() / "test.log"));
@@ -54,6 +56,14 @@ TEST_CASE("fit: a what-if fitted to a recorded run of examples/payments reproduc
     const double live_availability = 100.0 * (1.0 - live_failed / live_requests);
     const double live_p50 = run["latency_ms"]["p50"].get<double>();
     const double live_p95 = run["latency_ms"]["p95"].get<double>();
+
+    // The record replays to the live run's decisions: four clients at once on a cold pool,
+    // and a rule added through the admin API part way.
+    auto replay = run_to_exit({"sim", app.string(), "--replay", rec.string(), "--compare", decisions.string(),
+                               "--parameter-overrides", store});
+    INFO(replay.out << replay.err);
+    CHECK(replay.code == 0);
+    CHECK(replay.out.find("decision logs agree") != std::string::npos);
 
     auto sim = run_to_exit({"sim", app.string(), "--fit", rec.string(), "--requests", "20000", "--json", "--fit-out",
                             fitted.string(), "--parameter-overrides", store});

@@ -31,6 +31,7 @@ TEST_CASE("record: every event kind round-trips to the same bytes", "[unit]") {
     r.header.seed = 42;
     r.header.time_scale = 0.5;
     r.header.app = "examples/payments/template.yaml";
+    r.header.cpu_limited = true;
     recorded_request a;
     a.id = 0;
     a.at_ms = 12.125;
@@ -79,6 +80,7 @@ TEST_CASE("record: every event kind round-trips to the same bytes", "[unit]") {
     h.at_ms = 18.0 + 1.0 / 3.0;
     h.delivery_lag_ms = 0.25;
     h.duration_ms = 1.0 / 7.0;
+    h.cpu_ms = 1.0 / 9.0;
     h.result = recorded_handler::outcome::crash;
     h.error_type = "Runtime.ExitError";
     h.response_bytes = 17;
@@ -125,6 +127,8 @@ TEST_CASE("record: every event kind round-trips to the same bytes", "[unit]") {
     const auto& h2 = std::get<recorded_handler>(back.events[6]);
     CHECK(h2.at_ms == h.at_ms);
     CHECK(h2.duration_ms == h.duration_ms);
+    CHECK(h2.cpu_ms == h.cpu_ms);
+    CHECK(back.header.cpu_limited);
     CHECK(h2.result == recorded_handler::outcome::crash);
     CHECK(std::get<recorded_exit>(back.events[7]).reason == "exited: exit status 3");
     const auto& rep = std::get<recorded_rules>(back.events[12]);
