@@ -16,7 +16,8 @@
 #                              children) over requests served: what holds when the machine is
 #                              shared
 #   cs/req                     context switches of the whole machine (/proc/stat ctxt) per request
-#   envs, rss/env MB           live environments of the function and their mean RSS
+#   envs, rss/pss MB           live environments of the function and their mean RSS and PSS
+#                              (PSS shares the interpreter binary's pages among environments)
 #   err                        non-2xx responses and socket errors
 # With --peer the same node handler also runs under serverless-offline 12 (serverless 3),
 # installed with npm into PEER_DIR (default ~/.cache/coldbrew-bench/peer, never into the
@@ -87,12 +88,13 @@ trap 'exit 130' INT TERM
 
 # descendants PID: the pids below PID (not PID itself), from /proc/*/stat.
 descendants() {
-  awk -v root="$1" '
-    FNR == 1 { s = $0; sub(/^.*\) /, "", s); split(s, f, " "); pp[substr(FILENAME, 7) + 0] = f[2] }
+  # cat, not awk over the files: a process that ends mid-scan must not stop the scan.
+  cat /proc/[0-9]*/stat 2>/dev/null | awk -v root="$1" '
+    { s = $0; sub(/^.*\) /, "", s); split(s, f, " "); pp[$1 + 0] = f[2] }
     END {
       n = 1; todo[1] = root
       while (n > 0) { p = todo[n--]; for (c in pp) if (pp[c] == p) { print c; todo[++n] = c } }
-    }' /proc/[0-9]*/stat 2>/dev/null | grep -v "^$1\$" || true
+    }' | grep -v "^$1\$" || true
 }
 
 # tree_cpu_ticks PID: utime+stime of PID and its live descendants, plus what their reaped
@@ -113,17 +115,20 @@ machine() {
 }
 hz=$(getconf CLK_TCK)
 
-# envs_of PID COMMAND_WORD: "count mean_rss_mb" of PID's descendants whose command line has
-# COMMAND_WORD (an environment's process and what it started count once, by its leader).
+# envs_of PID COMMAND_WORD: "count mean_rss_mb mean_pss_mb" of PID's descendants whose
+# command line has COMMAND_WORD. RSS counts the interpreter's binary pages, which every
+# environment shares; PSS (/proc/<pid>/smaps_rollup) divides shared pages among their users,
+# so its sum is the memory the environments really take.
 envs_of() {
-  local p n=0 kb=0 r
+  local p n=0 kb=0 pkb=0 r s
   for p in $(descendants "$1"); do
     tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q -- "$2" || continue
     r=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$p/status" 2>/dev/null || true)
+    s=$(awk '$1 == "Pss:" { print $2 }' "/proc/$p/smaps_rollup" 2>/dev/null || true)
     [ -n "$r" ] || continue
-    n=$((n + 1)); kb=$((kb + r))
+    n=$((n + 1)); kb=$((kb + r)); pkb=$((pkb + ${s:-0}))
   done
-  awk -v n="$n" -v kb="$kb" 'BEGIN { printf "%d %.1f", n, n ? kb / n / 1024 : 0 }'
+  awk -v n="$n" -v kb="$kb" -v p="$pkb" 'BEGIN { printf "%d %.1f %.1f", n, n ? kb / n / 1024 : 0, n ? p / n / 1024 : 0 }'
 }
 
 # wait_port LOG REGEX PID: the port printed in LOG, waiting up to 30 s.
@@ -140,7 +145,7 @@ wait_port() {
 
 # measure LABEL PID URL C MATCH: warm-up, then one measured wrk run; prints one row and sets
 # last_rps / last_cpu (server ms per request).
-row() { printf '%-22s %5s %9s %8s %8s %10s %10s %8s %5s %8s %5s\n' "$@"; }
+row() { printf '%-22s %5s %9s %8s %8s %10s %10s %8s %5s %11s %5s\n' "$@"; }
 measure() {
   local label=$1 pid=$2 url=$3 c=$4 match=$5
   local threads=$((c < 2 ? c : 2))
@@ -168,7 +173,9 @@ measure() {
   cpu_server=$(awk -v d=$((t1 - t0)) -v n="$n" -v hz="$hz" 'BEGIN { printf "%.3f", d * 1000 / hz / n }')
   cs=$(awk -v d=$((x1 - x0)) -v n="$n" 'BEGIN { printf "%.1f", d / n }')
   env=$(envs_of "$pid" "$match")
-  row "$label" "$c" "$rps" "$p50" "$p99" "$cpu_machine" "$cpu_server" "$cs" "${env% *}" "${env#* }" "$errs"
+  local en er ep
+  read -r en er ep <<<"$env"
+  row "$label" "$c" "$rps" "$p50" "$p99" "$cpu_machine" "$cpu_server" "$cs" "$en" "$er/$ep" "$errs"
   last_rps=$rps last_cpu=$cpu_server
 }
 
@@ -285,7 +292,7 @@ EOF
 fi
 
 echo "concurrency: ${duration} s per run after ${warmup} s of warm-up, ${memory} MB, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
-row handler conns "req/s" "p50 ms" "p99 ms" "cpu/req mc" "cpu/req sv" "cs/req" envs "rss/env" err
+row handler conns "req/s" "p50 ms" "p99 ms" "cpu/req mc" "cpu/req sv" "cs/req" envs "rss/pss MB" err
 row ------- ----- ----- ------ ------ ---------- ---------- ------ ---- ------- ---
 ratios=()
 for runtime in "${runtimes[@]}"; do
@@ -337,11 +344,12 @@ if [ "$stack" = 1 ] && [ "$stack_functions" -gt 0 ]; then
   done
   sleep 1  # let the last environments settle back to idle before reading their RSS
   cb_rss=$(awk '$1 == "VmRSS:" { printf "%.1f", $2 / 1024 }' "/proc/$cb_pid/status")
-  read -r n mean <<<"$(envs_of "$cb_pid" bootstrap.cjs)"
+  read -r n mean pss <<<"$(envs_of "$cb_pid" bootstrap.cjs)"
   awk -v f="$stack_functions" -v s="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" \
-      -v cb="$cb_rss" -v n="$n" -v m="$mean" -v failed="$failed" -v budget="${STACK_BUDGET_MB:-none}" 'BEGIN {
-    printf "stack of %d nodejs20.x functions (128 MB, memory_budget_mb %s): listening after %.2f s, coldbrew %.1f MB; after one request each (%d failed): %d environments, %.1f MB each, %.2f GB in all\n",
-      f, budget, s, cb, failed, n, m, (n * m + cb) / 1024 }'
+      -v cb="$cb_rss" -v n="$n" -v m="$mean" -v p="$pss" -v failed="$failed" -v budget="${STACK_BUDGET_MB:-none}" 'BEGIN {
+    printf "stack of %d nodejs20.x functions (128 MB, memory_budget_mb %s): listening after %.2f s, coldbrew %.1f MB RSS\n", f, budget, s, cb
+    printf "  after one request each (%d failed): %d environments, RSS %.1f MB each (%.2f GB summed), PSS %.1f MB each (%.2f GB in all)\n",
+      failed, n, m, (n * m + cb) / 1024, p, (n * p + cb) / 1024 }'
   stop_server "$cb_pid"; forget "$cb_pid"
 fi
 awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "total time: %.1f s\n", b - a }'
