@@ -19,6 +19,7 @@ packages=(
   tzdata                                         # schedules' time zones (/usr/share/zoneinfo)
   libxml2-utils                                  # xmllint: coldbrew test's JUnit report checked against its schema
   dpkg-dev                                       # dpkg-shlibdeps: the Debian package's dependencies (cpack -G DEB)
+  wrk                                            # tools/bench/concurrency.sh: HTTP load at 1 to 64 connections
 )
 # Interpreters for the nodejs* and python3* shims: any version already on PATH will do.
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

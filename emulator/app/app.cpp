@@ -220,6 +220,10 @@ app::app(const config::stack& stack, app_dependencies deps)
     pool_ctx_.recorder = deps_.recorder;
     pool_ctx_.cpu = deps_.cpu;
     pool_ctx_.memory = deps_.memory;
+    if (stack_.settings.memory_budget_mb) {
+        budget_ = std::make_unique<functions::memory_budget>(*stack_.settings.memory_budget_mb);
+        pool_ctx_.budget = budget_.get();
+    }
     pool_ctx_.on_answered = [stats = request_stats_](const config::function& fn,
                                                      const functions::invocation_result& r) {
         if (r.init_duration_ms) stats->record_init(fn.name, *r.init_duration_ms);
@@ -364,6 +368,7 @@ app::app(const config::stack& stack, app_dependencies deps)
                          {"throttles", st.throttles},       {"waits", st.waits},
                          {"function_errors", st.function_errors}, {"timeouts", st.timeouts},
                          {"evictions", st.evictions},       {"provisioned", st.provisioned},
+                         {"budget_evictions", st.budget_evictions},
                          {"environments", st.environments}, {"busy", st.busy},
                          {"init_overruns", st.init_overruns},
                          {"init_overrun_ms", st.init_overrun_ms},

@@ -179,6 +179,8 @@ private:
     app_dependencies deps_;
     supervisor::supervisor supervisor_;
     functions::pool_context pool_ctx_;
+    // coldbrew.yaml memory_budget_mb (null: none); before the pools, which leave it as they go.
+    std::unique_ptr<functions::memory_budget> budget_;
     // Before the pools: environments detach from their proxies as the pools go.
     std::unique_ptr<proxy::proxy_set> proxies_;
     std::map<std::string, std::unique_ptr<functions::function_pool>, std::less<>> pools_;

@@ -1127,6 +1127,15 @@ constexpr field<coldbrew_file> top_level[] = {
      [](const ynode& v, coldbrew_file& out) {
          std::tie(out.values.default_standby, out.values.default_standby_auto) = read_standby(v);
      }},
+    {"memory_budget_mb",
+     [](const ynode& v, coldbrew_file& out) {
+         if (v.is_null()) {
+             out.values.memory_budget_mb.reset();
+             return;
+         }
+         out.values.memory_budget_mb =
+             static_cast<std::uint64_t>(expect_int(v, 1, 16777216, "memory_budget_mb"));
+     }},
     {"watch", [](const ynode& v, coldbrew_file& out) { out.values.watch = read_bool(v, "watch"); }},
     {"profile",
      [](const ynode& v, coldbrew_file& out) {

@@ -416,6 +416,10 @@ struct settings {
     int default_max_environments = 100;  // function::max_environments unless overridden
     std::size_t default_standby = 1;     // function::standby unless overridden
     bool default_standby_auto = false;
+    // coldbrew.yaml `memory_budget_mb`: all execution environments together past this many MB
+    // (each counted as its last REPORT's Max Memory Used) evict idle ones, least recently used
+    // first (emulator/functions/memory_budget.hpp); nullopt: no budget.
+    std::optional<std::uint64_t> memory_budget_mb;
     // coldbrew.yaml `memory.enforce`: put each execution environment in a cgroup limited to
     // MemorySize where the machine allows it (false: Max Memory Used is measured only).
     bool enforce_memory = true;
@@ -579,6 +583,7 @@ struct load_options {
 //   seed: uint64            time_scale: 0 < x <= 1000       region: "us-east-1"-shaped
 //   account_id: 12 digits   max_environments: 1..10000 (every function's default; 100)
 //   standby: 0..1000 | auto  (every function's default; 1)
+//   memory_budget_mb: 1..16777216 | null  (all environments together; no budget by default)
 //   profile: path            (relative to coldbrew.yaml's directory; an existing file)
 //   account_concurrency: 1..1000000                 (the model's; default: the profile's)
 //   decision_log: path       (relative to coldbrew.yaml's directory; its directory exists)

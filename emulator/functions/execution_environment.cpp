@@ -498,6 +498,9 @@ void execution_environment::finish(outcome kind, std::string payload, std::strin
         if (!delivered) log(telemetry::start_line(rep.request_id));
         log(telemetry::end_line(rep.request_id));
         log(telemetry::report_line(rep));
+        // memory_budget_mb counts what the REPORT states; this reading may evict idle
+        // environments (this one too, when it is idle already).
+        pool_.on_memory_reading(*this, peak_memory_mb_);
     };
     auto on_done = std::move(inv.on_done);
     if (capturing_) {

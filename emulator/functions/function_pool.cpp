@@ -47,6 +47,39 @@ function_pool::function_pool(const config::function& fn, const function_model& m
     reap_timer_ = new uv_timer_t;
     uv_timer_init(ctx_.loop, reap_timer_);
     reap_timer_->data = this;
+    if (ctx_.budget) {
+        ctx_.budget->join(fn_.name, {[this](std::uint64_t id) { return budget_evictable(id); },
+                                     [this](std::uint64_t id) { evict_for_budget(id); }});
+    }
+}
+
+void function_pool::on_memory_reading(const execution_environment& env, int memory_mb) {
+    if (ctx_.budget && !env.standby() && !shut_down_)
+        ctx_.budget->reading(fn_.name, env.id(), memory_mb);
+}
+
+bool function_pool::budget_evictable(std::uint64_t id) const {
+    if (shut_down_ || stale_code_.count(id)) return false;
+    auto it = environments_.find(id);
+    return it != environments_.end() && it->second->alive() && !it->second->assigned() &&
+           !it->second->provisioned();
+}
+
+void function_pool::evict_for_budget(std::uint64_t id) {
+    auto it = environments_.find(id);
+    if (it == environments_.end()) return;
+    execution_environment* env = it->second.get();
+    const double now = model_now_ms();
+    ++stats_.evictions;
+    ++stats_.budget_evictions;
+    spdlog::debug("{}: execution environment {} evicted (memory-budget: {} of {} MB in use)",
+                  fn_.name, id, ctx_.budget->total_mb(), ctx_.budget->budget_mb());
+    // The policy forgets it first (the decision log's "discarded", reason "memory-budget"),
+    // so no invocation is placed on it while its process ends.
+    if (ctx_.recorder) ctx_.recorder->exit(fn_.name, id, "memory-budget", now);
+    act(policy_->discard(id, now, "memory-budget"));
+    env->kill("memory-budget");
+    arm_expiry(now);
 }
 
 void function_pool::start_provisioned() {
@@ -176,6 +209,7 @@ execution_environment* function_pool::start_cold(std::uint64_t id, std::string& 
 }
 
 function_pool::~function_pool() {
+    if (ctx_.budget) ctx_.budget->leave(fn_.name);
     shutdown();
     environments_.clear();
     standby_.clear();
@@ -475,6 +509,7 @@ void function_pool::on_exit(execution_environment& env, std::optional<invocation
         return;
     }
     const std::uint64_t id = env.id();
+    if (ctx_.budget) ctx_.budget->forget(fn_.name, id);
     stale_code_.erase(id);
     auto it = environments_.find(id);
     if (it != environments_.end() && it->second.get() == &env) {

@@ -30,6 +30,7 @@
 #include "emulator/clock/clock.hpp"
 #include "emulator/config/stack.hpp"
 #include "emulator/functions/launcher.hpp"
+#include "emulator/functions/memory_budget.hpp"
 #include "emulator/scheduler/scheduler.hpp"
 #include "emulator/supervisor/cgroup.hpp"
 #include "emulator/supervisor/supervisor.hpp"
@@ -129,6 +130,8 @@ struct pool_context {
     std::string sfn_endpoint;
     supervisor::cpu_limiter* cpu = nullptr;        // null when CPU share is not enforced
     supervisor::memory_limiter* memory = nullptr;  // null when MemorySize is not enforced
+    // coldbrew.yaml memory_budget_mb for all pools' environments; null when there is none.
+    memory_budget* budget = nullptr;
     std::filesystem::path runtimes_dir;  // holds node/ and python/ shims
     // Variables handed through from coldbrew's own environment (PATH, HOME, credentials …).
     std::vector<std::pair<std::string, std::string>> host_env;
@@ -154,7 +157,9 @@ struct pool_stats {
     std::uint64_t waits = 0;             // invocations queued at the local max_environments
     std::uint64_t function_errors = 0;
     std::uint64_t timeouts = 0;
-    std::uint64_t evictions = 0;         // idle keep-alive or maximum lifetime reached
+    std::uint64_t evictions = 0;         // idle keep-alive or maximum lifetime reached, or
+                                         // evicted to keep within memory_budget_mb
+    std::uint64_t budget_evictions = 0;  // of those, for memory_budget_mb
     std::uint64_t provisioned = 0;       // provisioned environments started (incl. replacements)
     // Cold starts whose local init outlasted the modeled Init Duration, and the real ms they
     // outlasted it by in all: the latency this machine, not the model, set.
@@ -247,6 +252,11 @@ private:
     };
     // From an environment: its invocation was answered (it is idle now).
     void on_done(execution_environment& env, const invocation_result& r, const answer_timing& t);
+    // From an environment that has just stated its Max Memory Used (after an invocation).
+    void on_memory_reading(const execution_environment& env, int memory_mb);
+    // memory_budget: whether environment `id` is idle and on-demand, and its eviction.
+    bool budget_evictable(std::uint64_t id) const;
+    void evict_for_budget(std::uint64_t id);
     // From a provisioned environment whose runtime has finished its init.
     void on_provisioned_ready(execution_environment& env);
     // From a standby environment whose runtime has finished its init.

@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr long long period_us = 100000;
+constexpr long long period_us = cfs_period_us;
 // The kernel refuses a CFS quota below 1 ms.
 constexpr long long min_quota_us = 1000;
 // More CPUs than any machine has; keeps the quota arithmetic far from overflow.

@@ -29,6 +29,20 @@
 
 namespace coldbrew::supervisor {
 
+// The CFS period of every environment's CPU quota, in µs: 20 ms. The quota is vcpus × period,
+// so the average share is the same whatever the period (1,769 MB = 1 vCPU, above); the period
+// decides how long an environment that used its quota early is frozen: up to
+// (1 − vcpus) × period, 42 ms per period at 1,024 MB (0.58 vCPU) with the kernel's default
+// 100 ms, 8 ms at 20 ms. Measured with tools/bench/concurrency.sh's node handler turned into a
+// 2 ms CPU spin at one connection, 256 MB (0.145 vCPU, throttled in nearly every period), on
+// the 2-core development machine under load:
+//   period 100 ms: p99 66–67 ms, mean stall 46–52 ms per throttled period
+//   period  20 ms: p99 29–32 ms, mean stall 11–12 ms
+//   period  10 ms: p99 34–37 ms, mean stall 5.5 ms, twice the throttles (each a switch)
+// 20 ms also keeps the smallest MemorySize exact: 128 MB is 0.0724 vCPU, a quota of 1,447 µs,
+// above the kernel's 1,000 µs minimum, where 10 ms would round 128 MB up to 0.1 vCPU.
+inline constexpr long long cfs_period_us = 20000;
+
 namespace detail {
 
 // The per-coldbrew tree of groups for one controller ("cpu", "memory", or "freezer" for
@@ -128,7 +142,8 @@ public:
 
     // Puts `pid` (the whole process, all its threads) in the group `name` (e.g.
     // "HelloNode-3"), created if absent, with a quota of `vcpus` CPUs: quota = vcpus × period,
-    // period 100,000 µs, a quota below 1,000 µs raised to 1,000 (the kernel's minimum).
+    // period cfs_period_us (20,000 µs), a quota below 1,000 µs raised to 1,000 (the kernel's
+    // minimum).
     // The pid is moved after it was spawned: a process the handler forks before the move stays
     // in coldbrew's cgroup, unlimited. Errors: EINVAL for an empty name, a name with '/', "."
     // or "..", or vcpus not > 0; otherwise the errno of the failed mkdir or write.

@@ -192,7 +192,7 @@ void function_families(writer& w, const metrics_input& in) {
          "Invocations queued because max_environments processes were busy.",
          &function_metrics::waits},
         {"coldbrew_evictions_total",
-         "Idle execution environments ended (keep-alive or maximum lifetime).",
+         "Idle execution environments ended (keep-alive, maximum lifetime or memory_budget_mb).",
          &function_metrics::evictions},
     };
     auto write = [&](const counter& c) {

@@ -32,7 +32,6 @@
 //    handler's output is collected and posted once (spec §1.5 describes the real wire form);
 //    an HttpResponseStream prelude becomes an ordinary proxy response object.
 
-const http = require('http');
 const fs = require('fs');
 const path = require('path');
 const util = require('util');
@@ -199,37 +198,173 @@ function logError(label, err) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Runtime API client: one keep-alive connection (maxSockets 1), no timeout on /next [RTAPI].
+// Runtime API client: one keep-alive connection, no timeout on /next [RTAPI], requests sent
+// one at a time. HTTP/1.1 is written and read here on a plain socket rather than through
+// http.request: the client-side machinery (agent, ClientRequest, IncomingMessage, header
+// objects, stream events) cost more CPU than the handler itself for small invocations, and
+// when many environments run at once each process runs that code too rarely for V8 to
+// optimise it. The framing read is what the Runtime API answers with: Content-Length or
+// chunked bodies, `Connection: close` honoured.
+
+const net = require('net');
 
 class RuntimeClient {
     constructor(hostPort) {
         const colon = hostPort.lastIndexOf(':');
         this.host = (colon > 0 ? hostPort.slice(0, colon) : hostPort).replace(/^\[(.*)\]$/, '$1');
         this.port = colon > 0 ? parseInt(hostPort.slice(colon + 1), 10) : 80;
-        this.agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+        this.hostHeader = `Host: ${hostPort}\r\n`;
+        this.socket = null;
+        this.used = false;        // the socket has carried a response (a reused connection)
+        this.buffer = null;       // bytes received and not yet consumed
+        this.parts = [];          // while a large body arrives: its pieces so far,
+        this.have = 0;            //   their length,
+        this.want = 0;            //   and the length the whole response needs
+        this.pending = null;      // { resolve, reject } of the request on the wire
+        this.queue = [];          // requests waiting for the socket: [head, body, resolve, reject, retried]
     }
 
-    request(method, urlPath, headers, body, retried = false) {
-        return new Promise((resolve, reject) => {
-            const req = http.request({
-                host: this.host, port: this.port, method, path: urlPath, headers, agent: this.agent,
-            }, (res) => {
-                const chunks = [];
-                res.on('data', (c) => chunks.push(c));
-                res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
-                res.on('error', reject);
-            });
-            req.on('error', (err) => {
-                // A pooled connection the server closed while idle fails on first use; the
-                // request never reached the server, so sending it again is safe (Node docs,
-                // http `request.reusedSocket`).
-                if (!retried && req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) {
-                    this.request(method, urlPath, headers, body, true).then(resolve, reject);
+    connect() {
+        const socket = net.connect({ host: this.host, port: this.port });
+        socket.setNoDelay(true);
+        this.socket = socket;
+        this.used = false;
+        this.buffer = null;
+        this.parts = [];
+        this.want = 0;
+        socket.on('data', (chunk) => {
+            if (this.want > 0) {
+                // The rest of a large body: collected, joined once it is all there.
+                this.parts.push(chunk);
+                this.have += chunk.length;
+                if (this.have < this.want) return;
+                this.buffer = Buffer.concat(this.parts, this.have);
+                this.parts = [];
+                this.want = 0;
+            } else {
+                this.buffer = this.buffer ? Buffer.concat([this.buffer, chunk]) : chunk;
+            }
+            this.parse();
+        });
+        const lost = (err) => {
+            if (this.socket !== socket) return;
+            this.socket = null;
+            const p = this.pending;
+            this.pending = null;
+            if (p) p.lost(err || Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+        };
+        socket.on('error', lost);
+        socket.on('close', () => lost(null));
+    }
+
+    // Parses one response from the buffer once it is whole.
+    parse() {
+        const p = this.pending;
+        const buf = this.buffer;
+        if (!p || !buf) return;
+        const headEnd = buf.indexOf('\r\n\r\n');
+        if (headEnd < 0) return;
+        const lines = buf.toString('latin1', 0, headEnd).split('\r\n');
+        const status = parseInt(lines[0].slice(9, 12), 10);
+        const headers = {};
+        for (let i = 1; i < lines.length; i++) {
+            const c = lines[i].indexOf(':');
+            if (c <= 0) continue;
+            const name = lines[i].slice(0, c).trim().toLowerCase();
+            const value = lines[i].slice(c + 1).trim();
+            headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
+        }
+        let body;
+        let rest;
+        const start = headEnd + 4;
+        if ((headers['transfer-encoding'] || '').toLowerCase().includes('chunked')) {
+            const parts = [];
+            let at = start;
+            for (;;) {
+                const eol = buf.indexOf('\r\n', at);
+                if (eol < 0) return;
+                const size = parseInt(buf.toString('latin1', at, eol), 16);
+                if (Number.isNaN(size)) return this.fail(new Error('bad chunk size from the Runtime API'));
+                if (size === 0) {
+                    const end = buf.indexOf('\r\n\r\n', eol);
+                    if (end < 0) return;
+                    rest = end + 4;
+                    break;
+                }
+                if (buf.length < eol + 2 + size + 2) return;
+                parts.push(buf.subarray(eol + 2, eol + 2 + size));
+                at = eol + 2 + size + 2;
+            }
+            body = Buffer.concat(parts);
+        } else {
+            const length = parseInt(headers['content-length'] || '0', 10) || 0;
+            if (buf.length < start + length) {
+                this.want = start + length;
+                this.parts = [buf];
+                this.have = buf.length;
+                this.buffer = null;
+                return;
+            }
+            body = buf.subarray(start, start + length);
+            rest = start + length;
+        }
+        this.buffer = rest < buf.length ? buf.subarray(rest) : null;
+        this.pending = null;
+        this.used = true;
+        if ((headers.connection || '').toLowerCase() === 'close') {
+            const socket = this.socket;
+            this.socket = null;
+            if (socket) socket.destroy();
+        }
+        p.resolve({ status, headers, body });
+        this.pump();
+        // An idle connection must not keep the event loop alive: callback handlers wait for
+        // it to drain (as http.Agent unrefs its free sockets).
+        if (!this.pending && this.socket) this.socket.unref();
+    }
+
+    fail(err) {
+        const socket = this.socket;
+        this.socket = null;
+        if (socket) socket.destroy();
+        const p = this.pending;
+        this.pending = null;
+        if (p) p.reject(err);
+        this.pump();
+    }
+
+    // Sends the next queued request when none is on the wire.
+    pump() {
+        if (this.pending || this.queue.length === 0) return;
+        const [head, body, resolve, reject, retried] = this.queue.shift();
+        if (!this.socket) this.connect();
+        this.socket.ref();
+        const reused = this.used;
+        this.pending = {
+            resolve,
+            reject,
+            // A kept-alive connection the server closed while idle fails on first use; the
+            // request never reached the server, so sending it again is safe.
+            lost: (err) => {
+                if (!retried && reused && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) {
+                    this.queue.unshift([head, body, resolve, reject, true]);
                 } else {
                     reject(err);
                 }
-            });
-            req.end(body);
+                this.pump();
+            },
+        };
+        this.socket.write(head);
+        if (body && body.length) this.socket.write(body);
+    }
+
+    request(method, urlPath, headers, body) {
+        let head = `${method} ${urlPath} HTTP/1.1\r\n${this.hostHeader}`;
+        for (const name in headers) head += `${name}: ${headers[name]}\r\n`;
+        head += '\r\n';
+        return new Promise((resolve, reject) => {
+            this.queue.push([head, body, resolve, reject, false]);
+            this.pump();
         });
     }
 

@@ -30,16 +30,15 @@ Behaviour taken from awslambdaric:
 
 Differences, chosen on purpose: JSON is encoded with the standard `json` module (AWS uses
 simplejson); Decimal results are encoded as numbers, as simplejson does. The Runtime API is
-reached over one persistent http.client connection with no timeout (a /next long poll must
-not time out [RTAPI]).
+reached over one persistent connection with no timeout (a /next long poll must not time out
+[RTAPI]).
 """
 
-import decimal
-import http.client
 import importlib
 import json
 import logging
 import os
+import socket
 import sys
 import time
 import traceback
@@ -190,38 +189,127 @@ def setup_logging():
 # Runtime API client
 
 
+class _ConnectionClosed(ConnectionError):
+    pass
+
+
+class _Headers(dict):
+    """Response headers by lower-case name; get() takes any case, as http.client's did."""
+
+    def get(self, name, default=None):
+        return dict.get(self, name.lower(), default)
+
+
 class RuntimeClient:
+    """One keep-alive connection with no timeout (a /next long poll must never time out
+    [RTAPI]); HTTP/1.1 written and read on a plain socket. http.client parses every response's
+    headers with the email package and pulls in ssl: more CPU per invocation than a small
+    handler takes, and megabytes of resident memory in every environment."""
+
     def __init__(self, address):
         host, _, port = address.rpartition(":")
-        self._host, self._port = host, int(port)
-        self._conn = None
+        self._host, self._port = host.strip("[]"), int(port)
+        self._host_header = "Host: %s\r\n" % address
+        self._sock = None
+        self._buf = b""
+        self._reused = False
+
+    def _close(self):
+        if self._sock is not None:
+            self._sock.close()
+        self._sock = None
+        self._buf = b""
+
+    def _recv(self):
+        chunk = self._sock.recv(65536)
+        if not chunk:
+            raise _ConnectionClosed("the Runtime API closed the connection")
+        return chunk
+
+    def _read_response(self):
+        buf = bytearray(self._buf)  # bytearray: appending is not quadratic for large bodies
+        end = buf.find(b"\r\n\r\n")
+        while end < 0:
+            buf += self._recv()
+            end = buf.find(b"\r\n\r\n")
+        lines = buf[:end].decode("latin-1").split("\r\n")
+        status = int(lines[0][9:12])
+        headers = _Headers()
+        for line in lines[1:]:
+            name, sep, value = line.partition(":")
+            if not sep:
+                continue
+            name, value = name.strip().lower(), value.strip()
+            headers[name] = headers[name] + ", " + value if name in headers else value
+        rest = buf[end + 4:]
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            parts = []
+            while True:
+                while b"\r\n" not in rest:
+                    rest += self._recv()
+                line, _, rest = rest.partition(b"\r\n")
+                size = int(line.split(b";")[0], 16)
+                if size == 0:
+                    # Trailers, if any, end with an empty line.
+                    while True:
+                        while b"\r\n" not in rest:
+                            rest += self._recv()
+                        line, _, rest = rest.partition(b"\r\n")
+                        if not line:
+                            break
+                    break
+                while len(rest) < size + 2:
+                    rest += self._recv()
+                parts.append(rest[:size])
+                rest = rest[size + 2:]
+            body = b"".join(parts)
+            rest = bytes(rest)
+        else:
+            length = int(headers.get("content-length") or 0)
+            while len(rest) < length:
+                rest += self._recv()
+            body, rest = bytes(rest[:length]), bytes(rest[length:])
+        self._buf = rest
+        if headers.get("connection", "").lower() == "close":
+            self._close()
+        return status, headers, body
 
     def _request(self, method, path, body=None, headers=None):
+        head = "%s %s HTTP/1.1\r\n%s" % (method, path, self._host_header)
+        if headers:
+            for name, value in headers.items():
+                head += "%s: %s\r\n" % (name, value)
+        if body is not None:
+            head += "Content-Length: %d\r\n" % len(body)
+        data = (head + "\r\n").encode("latin-1")
+        if body:
+            data += body
         for attempt in (0, 1):
-            if self._conn is None:
-                # timeout=None: /next is a long poll and must never time out [RTAPI].
-                self._conn = http.client.HTTPConnection(self._host, self._port, timeout=None)
+            if self._sock is None:
+                self._sock = socket.create_connection((self._host, self._port))
+                self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                self._reused = False
+            reused = self._reused
             try:
-                self._conn.request(method, path, body=body, headers=headers or {})
-                response = self._conn.getresponse()
-                data = response.read()
-                return response, data
-            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                self._sock.sendall(data)
+                response = self._read_response()
+                self._reused = True
+                return response
+            except (ConnectionResetError, BrokenPipeError, _ConnectionClosed):
                 # The server closed our idle keep-alive connection before reading the request;
                 # reconnect once and send it again.
-                self._conn.close()
-                self._conn = None
-                if attempt == 1:
+                self._close()
+                if attempt == 1 or not reused:
                     raise
         raise AssertionError("unreachable")
 
     def next(self):
-        response, data = self._request("GET", _API_PREFIX + "/invocation/next")
-        if response.status != 200:
+        status, headers, data = self._request("GET", _API_PREFIX + "/invocation/next")
+        if status != 200:
             # 403/500 from /next mean "the runtime must exit" [OAS].
             raise RuntimeError("GET /invocation/next returned %d: %s"
-                               % (response.status, data.decode("utf-8", "replace")))
-        return response.headers, data
+                               % (status, data.decode("utf-8", "replace")))
+        return headers, data
 
     def post_result(self, invoke_id, payload, content_type="application/json"):
         self._request("POST", "%s/invocation/%s/response" % (_API_PREFIX, invoke_id), payload,
@@ -249,7 +337,9 @@ def _header_safe(value):
 
 
 def _json_default(obj):
-    if isinstance(obj, decimal.Decimal):
+    # decimal is imported only by code that makes Decimals; not loading it saves memory.
+    decimal = sys.modules.get("decimal")
+    if decimal is not None and isinstance(obj, decimal.Decimal):
         return int(obj) if obj == obj.to_integral_value() else float(obj)
     raise TypeError("Object of type %s is not JSON serializable" % type(obj).__name__)
 

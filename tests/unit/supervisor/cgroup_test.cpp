@@ -246,9 +246,11 @@ TEST_CASE("cpu_limiter: a process limited on this machine", "[unit]") {
         REQUIRE_FALSE(ec);
         CHECK(lists_pid(group, pid));
         if (fs::exists(group / "cpu.max"))
-            CHECK(read_all(group / "cpu.max") == "25000 100000\n");
+            CHECK(read_all(group / "cpu.max") == "5000 20000\n");
         else
-            CHECK(read_all(group / "cpu.cfs_quota_us") == "25000\n");
+            CHECK(read_all(group / "cpu.cfs_quota_us") == "5000\n");
+        if (fs::exists(group / "cpu.cfs_period_us"))
+            CHECK(read_all(group / "cpu.cfs_period_us") == "20000\n");
         kill_and_reap(pid);
         limiter->release("t");
         CHECK_FALSE(fs::exists(group));
@@ -261,7 +263,7 @@ TEST_CASE("cpu_limiter: a process limited on this machine", "[unit]") {
         const fs::path tiny = limiter->group_path("tiny");
         if (!ec) {
             if (fs::exists(tiny / "cpu.max"))
-                CHECK(read_all(tiny / "cpu.max") == "1000 100000\n");
+                CHECK(read_all(tiny / "cpu.max") == "1000 20000\n");
             else
                 CHECK(read_all(tiny / "cpu.cfs_quota_us") == "1000\n");
         }
@@ -539,4 +541,13 @@ TEST_CASE("memory_limiter: a process limited on this machine", "[unit]") {
     CHECK_FALSE(fs::exists(group));
     limiter.reset();
     CHECK_FALSE(fs::exists(parent));
+}
+
+TEST_CASE("cpu_limiter: the CFS period keeps the smallest MemorySize's share exact", "[unit]") {
+    // 128 MB, Lambda's smallest MemorySize, at 1,769 MB per vCPU: its quota must not need
+    // raising to the kernel's 1,000 µs minimum, or it would get more CPU than its share.
+    const double smallest_share = 128.0 / 1769.0;
+    CHECK(smallest_share * static_cast<double>(coldbrew::supervisor::cfs_period_us) >= 1000.0);
+    // And short enough that a throttled 1,024 MB environment is frozen for under 10 ms.
+    CHECK((1.0 - 1024.0 / 1769.0) * static_cast<double>(coldbrew::supervisor::cfs_period_us) < 10000.0);
 }
