@@ -363,7 +363,7 @@ void executor::decide(const std::shared_ptr<request>& r, const mf::request_facts
         f.counted_by_caller = true;  // see request::count
         // One reading of the clock: the decider and the run record get the same time.
         const double now = d.scheduler->now_ms();
-        if (d.recorder) r->record_id_ = d.recorder->request(f, now);
+        if (d.recorder) r->record_id_ = d.recorder->request(f, now, d.recorder->parent_of(inv.trace_id));
         r->fault_ = d.faults->decide(f, now);
         if (d.recorder) d.recorder->decided(r->record_id_, r->fault_);
         inv.recorded_request = r->record_id_;

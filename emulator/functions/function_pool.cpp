@@ -286,7 +286,7 @@ void function_pool::invoke(invocation inv) {
     if (inv.trace) inv.trace->begin("pool.queue_wait");
     const double now = model_now_ms();
     if (ctx_.recorder)
-        inv.recorded_invocation = ctx_.recorder->invoke(fn_.name, now, inv.recorded_request);
+        inv.recorded_invocation = ctx_.recorder->invoke(fn_.name, now, inv.recorded_request, inv.trace_id);
     place(std::move(inv), std::move(request_id), std::nullopt, now);
 }
 

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -446,7 +447,13 @@ void add_sim_command(CLI::App& app, sim_options& opts) {
         ->needs(fit);
     fit->excludes(replay);
     sim->add_option("--rate-scale", opts.rate_scale, "Multiply every arrival rate, e.g. 10 for ten times the traffic")
-        ->check(CLI::Range(1e-6, 1e6));
+        ->check(CLI::Range(1e-6, 1e6))
+        ->check(CLI::Validator(
+            [](const std::string& text) -> std::string {
+                // CLI11's range lets NaN through (every comparison with it is false).
+                return text.find_first_of("nN") != std::string::npos ? "must be a number from 1e-06 to 1e6" : "";
+            },
+            "X", "finite"));
 }
 
 int run_sim(const sim_options& opts) {
@@ -454,6 +461,36 @@ int run_sim(const sim_options& opts) {
     if (!opts.replay.empty()) {
         if (opts.scenario.empty() || !opts.shard.empty()) {
             std::cerr << "sim: --replay takes the app's PATH, and no --shard\n";
+            return 2;
+        }
+        // A replay reports decisions, not a simulated run: a flag of the run's would be
+        // silently ignored (and an --ensure gate would pass), so it is refused.
+        std::vector<std::string> ignored;
+        if (!opts.ensure.empty()) ignored.push_back("--ensure");
+        if (opts.json) ignored.push_back("--json");
+        if (!opts.html.empty()) ignored.push_back("--html");
+        if (!opts.set.empty()) ignored.push_back("--set");
+        if (!opts.sweep.empty()) ignored.push_back("--sweep");
+        if (opts.seed) ignored.push_back("--seed");
+        if (opts.requests) ignored.push_back("--requests");
+        if (opts.rate_scale != 1) ignored.push_back("--rate-scale");
+        if (opts.realistic_sla) ignored.push_back("--realistic-sla");
+        if (!ignored.empty()) {
+            std::string list;
+            for (const auto& f : ignored) list += (list.empty() ? "" : ", ") + f;
+            std::cerr << "sim: --replay replays the record's decisions (its seed and --realistic-sla are the "
+                         "record's); it takes no "
+                      << list << "\n";
+            return 2;
+        }
+        auto same = [](const std::string& a, const std::string& b) {
+            std::error_code ec;
+            return !a.empty() && !b.empty() && std::filesystem::weakly_canonical(a, ec) == std::filesystem::weakly_canonical(b, ec);
+        };
+        if (same(opts.decision_log, opts.compare) || same(opts.decision_log, opts.replay)) {
+            std::cerr << "sim: --decision-log " << opts.decision_log << " would overwrite "
+                      << (same(opts.decision_log, opts.compare) ? "the --compare log" : "the record")
+                      << "; give it a file of its own\n";
             return 2;
         }
         try {
@@ -488,6 +525,10 @@ int run_sim(const sim_options& opts) {
         stack_sim_options app_options = stack_options(opts);
         if (!opts.fit.empty()) {
             if (!app) throw std::invalid_argument("--fit applies to an app (the directory `coldbrew up` takes)");
+            std::error_code ec;
+            if (!opts.fit_out.empty() &&
+                std::filesystem::weakly_canonical(opts.fit_out, ec) == std::filesystem::weakly_canonical(opts.fit, ec))
+                throw std::invalid_argument("--fit-out " + opts.fit_out + " would overwrite the record; give it a file of its own");
             app_options.fit = load_fit(opts.fit);
         }
         for (const auto& v : sweep_values) {
@@ -540,7 +581,9 @@ int run_sim(const sim_options& opts) {
             this_part.command = {opts.scenario,     opts.requests,      opts.seed,
                                  opts.set,          opts.sweep,         opts.parameter_overrides,
                                  opts.stage,        opts.realistic_sla, opts.rate_scale,
-                                 opts.fit};
+                                 // Absolute: a merge may run elsewhere, as a part's scenario
+                                 // path may be given again with --scenario.
+                                 opts.fit.empty() ? std::string() : std::filesystem::absolute(opts.fit).string()};
         }
 
         const unsigned threads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());

@@ -513,12 +513,13 @@ void apply_fit(config::stack& s, const stack_fit& f, std::vector<std::string>& n
             // a whole core, which is what 1,769 MB buys (models/compute/cpu.hpp).
             const bool limited = f.record.header.cpu_limited;
             const double q = limited ? std::min(1.0, models::vcpu_share(fn->memory_mb)) : 1.0;
-            fs.cpu_share = std::clamp(*ff.cpu_fraction / q, 0.0, 1.0);
+            const double share = *ff.cpu_fraction / q;
+            fs.cpu_share = std::clamp(share, 0.0, 1.0);
             if (!limited) fs.latency_at_memory_mb = 1769;
             cpu_text = ", cpu_share " + percent(*fs.cpu_share) + " (CPU time " + percent(*ff.cpu_fraction) +
                        " of own work, " + (limited ? "at " + std::to_string(fn->memory_mb) + " MB's CPU quota"
                                                    : std::string("on a whole core: the record's run had no CPU quota")) +
-                       ")";
+                       (share > 1 ? "; capped at 100%: the handler ran on more CPU than its quota gives" : "") + ")";
         }
         std::vector<std::string> calls;
         for (std::size_t i = 0; i < ff.calls.size(); ++i) {
@@ -563,7 +564,8 @@ void apply_fit(config::stack& s, const stack_fit& f, std::vector<std::string>& n
 std::string fitted_yaml(const config::stack& s, const stack_fit& f) {
     std::ostringstream y;
     y << "# Fitted by `coldbrew sim --fit " << f.file << "`: " << f.fit.client_requests
-      << " client requests. Paste into coldbrew.yaml; `coldbrew up` ignores these sections.\n";
+      << " client requests. Merge into coldbrew.yaml (a functions: block already there takes these\n"
+      << "# sim: keys under its own entries); `coldbrew up` ignores the sim sections.\n";
     auto quoted = [](const std::string& t) { return nlohmann::json(t).dump(); };
     bool any = false;
     for (const auto& ff : f.fit.functions) {
@@ -647,11 +649,7 @@ stack_scenario load_stack_scenario(const std::filesystem::path& path, const stac
                                    const config::load_options& lo) {
     config::stack s = config::load_stack(path, lo);
     std::vector<std::string> fit_notes;
-    std::string fitted;
-    if (o.fit) {
-        apply_fit(s, *o.fit, fit_notes);
-        fitted = fitted_yaml(s, *o.fit);
-    }
+    if (o.fit) apply_fit(s, *o.fit, fit_notes);
     auto models = functions::build_models(s);
     mf::fault_registry kinds;
     mf::register_builtin_faults(kinds);
@@ -660,6 +658,7 @@ stack_scenario load_stack_scenario(const std::filesystem::path& path, const stac
     auto rules = config::startup_fault_rules(s, kinds);
     stack_sim_options eff = o;
     std::optional<std::uint64_t> fault_seed;
+    std::string fitted;
     if (o.fit) {
         // The rules and seed the live run ended with: what a what-if of it should meet.
         sim::fitted_rules fr;
@@ -668,6 +667,22 @@ stack_scenario load_stack_scenario(const std::filesystem::path& path, const stac
         } catch (const mf::rule_error& e) {
             throw std::invalid_argument("--fit " + o.fit->file + ": a recorded rule does not parse: " + e.what());
         }
+        // What --fit-out keeps: the sections, and the rules the admin API added (coldbrew.yaml
+        // has the others), with the record's seed.
+        std::vector<std::string> added;
+        for (const auto& r : fr.rules)
+            if (std::none_of(rules.begin(), rules.end(), [&](const mf::rule& x) { return x.name == r.name; }))
+                added.push_back(r.to_json().dump());
+        fitted = fitted_yaml(s, *o.fit);
+        fitted += "# The record's seed";
+        if (!added.empty()) fitted += ", and the fault rules the admin API added during the run (in effect at its end)";
+        fitted += ":\nseed: " + std::to_string(fr.seed) + "\n";
+        if (!added.empty()) {
+            fitted += "faults:\n  rules:\n";
+            for (const auto& r : added) fitted += "    - " + r + "\n";
+        }
+        std::vector<std::string> names;
+        for (const auto& r : fr.rules) names.push_back(r.name);
         rules = std::move(fr.rules);
         if (!eff.seed) {
             eff.seed = o.fit->record.header.seed;
@@ -675,8 +690,9 @@ stack_scenario load_stack_scenario(const std::filesystem::path& path, const stac
         }
         if (fr.changes)
             fit_notes.push_back(std::to_string(fr.changes) +
-                                " fault rule or seed changes made through the admin API during the recorded run "
-                                "apply: the rules in effect when it ended");
+                                " fault rule or seed changes were made through the admin API during the recorded run; "
+                                "the fitted run applies the rules in effect when it ended, to all its requests: " +
+                                (names.empty() ? std::string("none") : join(names)));
     }
     stack_scenario out = stack_to_scenario(s, std::move(models), std::move(rules), eff);
     if (fault_seed) out.scenario.fault_seed = *fault_seed;
@@ -705,10 +721,14 @@ stack_plan plan_stack_run(const std::filesystem::path& path, const stack_sim_opt
 
 void apply_stack_override(stack_scenario& st, const std::string& path, const std::string& value) {
     sim::scenario& sc = st.scenario;
+    // Exact to 2^64 - 1 (a seed `up` printed must come back as itself): no double on the way.
     auto whole = [&](const std::string& p, const std::string& v) -> std::uint64_t {
-        const double x = number(p, v);
-        if (x < 0 || x != std::floor(x)) throw std::invalid_argument("--set " + p + ": expected a whole number");
-        return static_cast<std::uint64_t>(x);
+        std::uint64_t x = 0;
+        const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+        if (v.empty() || ec != std::errc() || end != v.data() + v.size())
+            throw std::invalid_argument("--set " + p + ": expected a whole number from 0 to 18446744073709551615, got '" +
+                                        v + "'");
+        return x;
     };
     if (path == "requests") {
         sc.requests = std::max<std::uint64_t>(1, whole(path, value));

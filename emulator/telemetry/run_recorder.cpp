@@ -37,11 +37,13 @@ void run_recorder::write(const sim::record_event& e) {
     ++events_;
 }
 
-std::optional<std::uint64_t> run_recorder::request(const mf::request_facts& f, double at_ms) {
+std::optional<std::uint64_t> run_recorder::request(const mf::request_facts& f, double at_ms,
+                                                   std::optional<std::uint64_t> parent) {
     if (!file_) return std::nullopt;
     sim::recorded_request r;
     r.id = next_request_++;
     r.at_ms = at_ms;
+    r.parent = parent;
     r.front = std::string(mf::to_string(f.where));
     r.route = std::string(f.route);
     r.method = std::string(f.method);
@@ -75,14 +77,30 @@ void run_recorder::fault_ended(std::uint64_t fault_id, double at_ms) {
 }
 
 std::optional<std::uint64_t> run_recorder::invoke(const std::string& function, double at_ms,
-                                                  std::optional<std::uint64_t> request) {
+                                                  std::optional<std::uint64_t> request,
+                                                  const std::string& trace_id) {
     if (!file_) return std::nullopt;
     sim::recorded_invoke i{next_invocation_++, at_ms, function, request};
     write(i);
+    if (request && !trace_id.empty() && request_by_trace_.emplace(trace_id, *request).second)
+        trace_by_invocation_.emplace(i.id, trace_id);
     return i.id;
 }
 
-void run_recorder::handler(const sim::recorded_handler& h) { write(h); }
+std::optional<std::uint64_t> run_recorder::parent_of(const std::string& trace_id) const {
+    if (trace_id.empty()) return std::nullopt;
+    auto it = request_by_trace_.find(trace_id);
+    if (it == request_by_trace_.end()) return std::nullopt;
+    return it->second;
+}
+
+void run_recorder::handler(const sim::recorded_handler& h) {
+    write(h);
+    if (auto it = trace_by_invocation_.find(h.invocation); it != trace_by_invocation_.end()) {
+        request_by_trace_.erase(it->second);
+        trace_by_invocation_.erase(it);
+    }
+}
 
 void run_recorder::exit(const std::string& function, std::uint64_t environment,
                         const std::string& reason, double at_ms) {

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <unordered_map>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -39,7 +40,16 @@ public:
 
     // A fault decision is about to be asked for `facts` at `at_ms`: returns the request's id
     // in the record (nullopt when not recording). Call decided() with its decision.
-    std::optional<std::uint64_t> request(const models::faults::request_facts& facts, double at_ms);
+    // `parent`: the request whose handler made this one (parent_of the invocation's trace).
+    std::optional<std::uint64_t> request(const models::faults::request_facts& facts, double at_ms,
+                                         std::optional<std::uint64_t> parent = std::nullopt);
+    // The request whose invocation's handler runs with `trace_id` (its _X_AMZN_TRACE_ID), while
+    // it runs: the AWS SDKs send that value as X-Amzn-Trace-Id on the calls a handler makes
+    // (their recursion detection), so an Invoke API call that carries it came from that
+    // handler. nullopt for any other value. A call that reuses its caller's header passes it
+    // on unchanged, so a grandchild's call is attributed to the first handler that ran with
+    // the header, not to its own caller.
+    std::optional<std::uint64_t> parent_of(const std::string& trace_id) const;
     // The decision for `request`: a fault in effect (d.id != 0) is remembered, so that
     // fault_ended(d.id) names its request.
     void decided(std::optional<std::uint64_t> request, const models::faults::decision& d);
@@ -47,8 +57,10 @@ public:
     void fault_ended(std::uint64_t fault_id, double at_ms);
 
     // An invocation reached `function`'s pool at `at_ms`: returns its id in the record.
+    // `trace_id` is the header its handler will run with (parent_of).
     std::optional<std::uint64_t> invoke(const std::string& function, double at_ms,
-                                        std::optional<std::uint64_t> request);
+                                        std::optional<std::uint64_t> request,
+                                        const std::string& trace_id = {});
     void handler(const models::sim::recorded_handler& h);
     void exit(const std::string& function, std::uint64_t environment, const std::string& reason,
               double at_ms);
@@ -69,6 +81,10 @@ private:
     std::uint64_t next_invocation_ = 0;
     std::uint64_t events_ = 0;
     std::map<std::uint64_t, std::uint64_t> fault_requests_;  // decider fault id → request id
+    // Invocations in flight by their trace header (parent_of): header → request id, and the
+    // invocation that registered each header → the header, to forget it at its answer.
+    std::unordered_map<std::string, std::uint64_t> request_by_trace_;
+    std::unordered_map<std::uint64_t, std::string> trace_by_invocation_;
 };
 
 }  // namespace coldbrew::telemetry

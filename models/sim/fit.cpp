@@ -86,6 +86,10 @@ fit_result fit_record(const run_record& record) {
     std::vector<std::string> function_order;
     fit_result out;
     std::vector<double> client_times;
+    // Record times are the live scheduler's modeled ms (real / time_scale). A handler's work
+    // and a client's pace are real: a handler that took 5 ms under --time-scale 0.01 is
+    // recorded as 500 ms, and is fitted as the 5 ms it is.
+    const double real = record.header.time_scale;
 
     for (const auto& e : record.events) {
         std::visit(
@@ -98,7 +102,7 @@ fit_result fit_record(const run_record& record) {
                             p->second.children.push_back(ev.id);
                     }
                     if (is_client(ev)) {
-                        client_times.push_back(ev.at_ms);
+                        client_times.push_back(ev.at_ms * real);
                         auto it = std::find_if(out.routes.begin(), out.routes.end(),
                                                [&](const fitted_route& fr) { return fr.route == ev.route; });
                         if (it == out.routes.end()) out.routes.push_back({ev.route, 1});
@@ -124,6 +128,9 @@ fit_result fit_record(const run_record& record) {
                     // An injected kill ends the process with a reason naming the fault; the
                     // crash it caused is the oldest crash of that function whose exit has not
                     // been seen (a timeout's exit says "timeout").
+                    // An idle environment evicted for the memory budget, or one that never
+                    // started, ended no invocation.
+                    if (ev.reason == "memory-budget" || ev.reason == "start-failed") return;
                     auto& pending = ended[ev.function];
                     const auto want = ev.reason == "timeout" ? recorded_handler::outcome::timeout
                                                              : recorded_handler::outcome::crash;
@@ -210,14 +217,14 @@ fit_result fit_record(const run_record& record) {
                 }
             }
             const double waited = covered(std::move(waits), from, to);
-            own.push_back(h.delivery_lag_ms + h.duration_ms - waited);
+            own.push_back((h.delivery_lag_ms + h.duration_ms - waited) * real);
             if (h.cpu_ms) {
                 any_cpu = true;
-                cpu_total += *h.cpu_ms;
+                cpu_total += *h.cpu_ms * real;
                 cpu_own_total += std::max(0.0, own.back());
             }
-            durations.push_back(h.duration_ms);
-            lags.push_back(h.delivery_lag_ms);
+            durations.push_back(h.duration_ms * real);
+            lags.push_back(h.delivery_lag_ms * real);
             if (!sequences.count(seq)) sequence_order.push_back(seq);
             ++sequences[seq];
         }

@@ -5,6 +5,9 @@
 // and stack_sim). `coldbrew sim PATH --fit FILE` runs the stack with them, at the recorded
 // rate or any other (--rate-scale), at other memory sizes (--set, --sweep).
 //
+// Times: a record's times are modeled ms (real / time_scale); a handler's work and its
+// clients' pace are real, so every fitted time is the recorded one × the record's time_scale.
+//
 // What is fitted, per function (the invocations its pool answered):
 //  - latency: the handler's own work, per answered invocation: the delivery lag (how much
 //    later than the model the event reached the handler) plus the duration from delivery to

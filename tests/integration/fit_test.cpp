@@ -1,9 +1,11 @@
-// A what-if fitted to a recorded live run (`sim PATH --fit FILE`): examples/payments run live
-// under a fault rule added through the admin API, its record replayed to the same decisions,
-// then simulated from it. The fitted
-// run's latency percentiles and availability fall within the bands the README states; the
-// fitted sections written by --fit-out read back as coldbrew.yaml; ten times the traffic and a
-// sweep over memory sizes run from the same record.
+// A what-if fitted to a recorded live run (`sim PATH --fit FILE`). examples/payments runs live
+// under a fault rule added through the admin API; its record replays to the same decisions;
+// the fitted run's latency percentiles and availability fall within the bands the README
+// states; the sections --fit-out writes read back as coldbrew.yaml; ten times the traffic and
+// a sweep over memory sizes run from the same record. examples/fanout's SDK calls are fitted
+// as the orchestrator's calls.
+
+#include <signal.h>
 
 #include <cmath>
 #include <filesystem>
@@ -134,4 +136,33 @@ TEST_CASE("fit: a what-if fitted to a recorded run of examples/payments reproduc
     CHECK(small["cost"]["per_million_requests"].get<double>() != large["cost"]["per_million_requests"].get<double>());
     if (read_file(rec).find("\"cpu_ms\"") != std::string::npos)
         CHECK(small["latency_ms"]["p50"].get<double>() > large["latency_ms"]["p50"].get<double>());
+}
+
+TEST_CASE("fit: calls a handler makes through the AWS SDK are fitted as its calls, not as client traffic",
+          "[integration]") {
+    const auto fanout = source_dir() / "examples" / "fanout";
+    if (!std::filesystem::exists(fanout / "orchestrator" / "node_modules" / "@aws-sdk" / "client-lambda"))
+        FAIL("@aws-sdk/client-lambda is not installed in examples/fanout/orchestrator: run tools/setup.sh");
+    temp_dir out;
+    const auto rec = out.path() / "run.jsonl";
+    {
+        coldbrew_process cb({"up", fanout.string(), "--port", "0", "--invoke-port", "0", "--seed", "1", "--record",
+                             rec.string()});
+        const int port = cb.wait_for_port();
+        // Each request: the orchestrator invokes 3 workers at once through the SDK.
+        for (int i = 0; i < 4; ++i)
+            REQUIRE(http_request(port, "GET", "/fanout?workers=3&items=3000&seed=" + std::to_string(i)).status == 200);
+        cb.signal(SIGINT);
+        REQUIRE(cb.wait_exit() == 0);
+    }
+    const std::string record = read_file(rec);
+    CHECK(record.find("\"parent\":0") != std::string::npos);  // the first request's workers
+
+    auto sim = run_to_exit({"sim", fanout.string(), "--fit", rec.string(), "--requests", "2000"});
+    INFO(sim.out << sim.err);
+    REQUIRE(sim.code == 0);
+    CHECK(sim.out.find("4 client requests") != std::string::npos);
+    CHECK(sim.out.find("calls [Worker, Worker, Worker]") != std::string::npos);
+    // The mix is the route alone: the workers' invocations came from inside the orchestrator.
+    CHECK(sim.out.find("Invoke Worker") == std::string::npos);
 }

@@ -168,6 +168,22 @@ TEST_CASE("fit: latency keeps the sample's percentiles and reads back from its t
     CHECK(sample_quantile({1, 2, 3, 4}, 0.5) == Approx(2.5));
 }
 
+TEST_CASE("fit: times are real: a record made under --time-scale is scaled back", "[unit]") {
+    std::string body;
+    for (int id = 0; id < 5; ++id)
+        body += request(id, id * 1000.0, "POST /pay", "Api") + invoke(id, id * 1000.0, "Api", id) +
+                handler(id, id * 1000.0 + 500, 500);
+    std::istringstream in(R"({"record":"coldbrew-run","version":1,"seed":7,"time_scale":0.01,"app":"t.yaml"})"
+                          "\n" +
+                          body);
+    const auto fit = fit_record(read_record(in, "run.jsonl"));
+    // 500 modeled ms of handler at time_scale 0.01 is 5 real ms; a request every 1,000
+    // modeled ms is one every 10 real ms.
+    CHECK(function_named(fit, "Api").own_p50_ms == Approx(5.0));
+    CHECK(fit.span_ms == Approx(40.0));
+    CHECK(fit.rate_per_s == Approx(100.0));
+}
+
 TEST_CASE("fit: the admin API's rule and seed changes give the rules in effect at the end", "[unit]") {
     faults::fault_registry kinds;
     faults::register_builtin_faults(kinds);
