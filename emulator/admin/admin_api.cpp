@@ -723,6 +723,16 @@ json request_outcomes::to_json() const {
 http::response handle(const http::request& req, admin_context& ctx) {
     // Anything thrown here is a defect in coldbrew, not in the request; the client still gets
     // an answer and the loop keeps running.
+    if (ctx.access) {
+        auto d = http::check_access(req, *ctx.access);
+        if (!d.allowed()) {
+            const bool missing = d.verdict == http::access_verdict::missing_token;
+            auto res = error(missing ? 401 : 403, d.reason);
+            res.set("x-amzn-ErrorType", missing ? "UnauthorizedException" : "AccessDeniedException");
+            if (missing) res.set("WWW-Authenticate", "Bearer realm=\"coldbrew admin\"");
+            return res;
+        }
+    }
     try {
         return dispatch(req, ctx);
     } catch (const std::exception& e) {

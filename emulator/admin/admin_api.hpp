@@ -60,6 +60,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "emulator/http/access.hpp"
 #include "emulator/http/message.hpp"
 #include "emulator/telemetry/decision_log.hpp"
 #include "emulator/telemetry/request_stats.hpp"
@@ -110,6 +111,11 @@ struct admin_context {
     std::function<nlohmann::json()> readiness;
     // Every client request's record and the Init Durations (GET /metrics); may be null.
     const telemetry::request_stats* request_stats = nullptr;
+    // Who may call (emulator/http/access.hpp), checked before anything else; null: anyone
+    // (unit tests of the endpoints). A refusal is 403 {"message":"…"} with x-amzn-ErrorType
+    // AccessDeniedException, or 401 with WWW-Authenticate: Bearer when the token is missing
+    // (RFC 6750 §3), as API Gateway answers a missing identity source with 401.
+    const http::access_policy* access = nullptr;
 };
 
 // Answers one admin request. Never throws.

@@ -523,6 +523,7 @@ std::error_code app::start_sfn() {
                                       sfn_front_->handle(std::move(req), std::move(respond));
                                   });
         if (auto ec = sfn_server_->listen(stack_.settings.host, stack_.settings.sfn_port)) return ec;
+        sfn_front_->set_access(access_for(stack_.settings.host, *sfn_server_, ""));
         const std::string host =
             stack_.settings.host == "0.0.0.0" ? "127.0.0.1" : stack_.settings.host;
         pool_ctx_.sfn_endpoint = "http://" + host + ":" + std::to_string(sfn_server_->port());
@@ -540,9 +541,12 @@ std::error_code app::start_dependencies(std::string& failed) {
 
 std::unique_ptr<http::server> app::make_server(std::size_t body_limit,
                                               std::function<http::response(http::parse_failure)> bad,
-                                              http::server::handler handle) {
+                                              http::server::handler handle,
+                                              std::size_t line_and_values_limit) {
     http::server_options opts;
     opts.body_limit = body_limit;
+    opts.line_and_values_limit = line_and_values_limit;
+    opts.request_timeout_ms = stack_.settings.request_timeout_ms;
     opts.on_parse_failure = std::move(bad);
     return std::make_unique<http::server>(deps_.loop, std::move(handle), std::move(opts));
 }
@@ -551,7 +555,8 @@ std::error_code app::start_gateway() {
     gateway_server_ = make_server(front::gateway_max_payload_bytes, gateway_->parse_failure_answer(),
                                   [this](http::request req, http::responder respond) {
                                       gateway_->handle(std::move(req), std::move(respond));
-                                  });
+                                  },
+                                  front::gateway_line_and_values_limit);
     return gateway_server_->listen(stack_.settings.host, stack_.settings.gateway_port);
 }
 
@@ -564,6 +569,7 @@ std::error_code app::start_invoke() {
                                  });
     if (auto ec = invoke_server_->listen(stack_.settings.host, stack_.settings.invoke_port))
         return ec;
+    invoke_front_->set_access(access_for(stack_.settings.host, *invoke_server_, ""));
     // Handlers reach it on loopback whatever address it listens on.
     const std::string host = stack_.settings.host == "0.0.0.0" ? "127.0.0.1" : stack_.settings.host;
     pool_ctx_.invoke_endpoint = "http://" + host + ":" + std::to_string(invoke_server_->port());
@@ -576,12 +582,16 @@ std::error_code app::start_admin() {
     if (!deps_.faults || !deps_.fault_registry) return std::make_error_code(std::errc::invalid_argument);
     auto bad = [](http::parse_failure f) {
         http::response res;
-        res.status = f == http::parse_failure::body_too_large     ? 413
-                     : f == http::parse_failure::header_too_large ? 431
-                                                                  : 400;
+        res.status = f == http::parse_failure::body_too_large          ? 413
+                     : f == http::parse_failure::header_too_large      ? 431
+                     : f == http::parse_failure::request_line_too_long ? 414
+                     : f == http::parse_failure::request_timeout       ? 408
+                                                                       : 400;
         res.set("Content-Type", "application/json");
         res.body = f == http::parse_failure::body_too_large
                        ? "{\"message\":\"request body over 1 MiB\"}\n"
+                   : f == http::parse_failure::request_timeout
+                       ? "{\"message\":\"the request did not arrive in full in time\"}\n"
                        : "{\"message\":\"malformed HTTP request\"}\n";
         return res;
     };
@@ -589,7 +599,20 @@ std::error_code app::start_admin() {
     admin_server_ = make_server(1024 * 1024, bad, [this](http::request req, http::responder respond) {
         respond(admin::handle(req, admin_ctx_));
     });
-    return admin_server_->listen(stack_.settings.host, stack_.settings.admin_port);
+    if (auto ec = admin_server_->listen(stack_.settings.admin_host, stack_.settings.admin_port))
+        return ec;
+    admin_access_ = access_for(stack_.settings.admin_host, *admin_server_, stack_.settings.admin_token);
+    admin_ctx_.access = &admin_access_;
+    return {};
+}
+
+http::access_policy app::access_for(const std::string& host, const http::server& s,
+                                    std::string token) const {
+    http::access_policy p;
+    p.listen_host = host;
+    p.listen_port = s.port();
+    p.bearer_token = std::move(token);
+    return p;
 }
 
 int app::admin_port() const { return admin_server_ ? admin_server_->port() : 0; }

@@ -90,7 +90,9 @@ public:
     // Opens the Lambda Invoke API on settings.host:settings.invoke_port (0 picks a free port).
     std::error_code start_invoke();
     int invoke_port() const;
-    // Opens the admin API on settings.host:settings.admin_port (0 picks a free port).
+    // Opens the admin API on settings.admin_host:settings.admin_port (0 picks a free port),
+    // whatever settings.host is; it requires `Authorization: Bearer settings.admin_token`
+    // when that is set (the CLI draws one when admin_host is not loopback).
     // Requires deps.faults.
     std::error_code start_admin();
     int admin_port() const;
@@ -162,9 +164,14 @@ private:
     class execution_tracer;
     void execution_started(const states::execution& e);
     void execution_ended(const states::execution& e);
+    // `line_and_values_limit`: http::server_options' (0: none).
     std::unique_ptr<http::server> make_server(std::size_t body_limit,
                                               std::function<http::response(http::parse_failure)> bad,
-                                              http::server::handler handle);
+                                              http::server::handler handle,
+                                              std::size_t line_and_values_limit = 0);
+    // The access rules of a control-plane listener bound to `host` (emulator/http/access.hpp).
+    http::access_policy access_for(const std::string& host, const http::server& s,
+                                   std::string token) const;
     front::function_target* find_target(std::string_view name, bool deployed_names);
     // Every invocation reaches a pool through here, so in_flight() is exact and the drain
     // learns the moment it reaches zero.
@@ -214,6 +221,7 @@ private:
     bool ready_ = false;
     nlohmann::json ready_addresses_;
     admin::admin_context admin_ctx_;
+    http::access_policy admin_access_;  // admin_ctx_.access points here once listening
     // Watched by work that may end after the app (a rebuild's done): it then does nothing.
     std::shared_ptr<int> alive_ = std::make_shared<int>(0);
 };

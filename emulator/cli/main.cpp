@@ -22,6 +22,7 @@
 #include <sstream>
 
 #include "emulator/app/app.hpp"
+#include "emulator/http/access.hpp"
 #include "emulator/build/build.hpp"
 #include "emulator/cli/test_command.hpp"
 #include "emulator/config/command_line.hpp"
@@ -175,6 +176,8 @@ struct load_flags {
     std::optional<int> invoke_port;
     std::optional<int> admin_port;
     std::optional<int> sfn_port;
+    std::string admin_host;   // `up --admin-host`: wins over coldbrew.yaml admin.host
+    std::string admin_token;  // `up --admin-token`: wins over coldbrew.yaml admin.token
     bool realistic_sla = false;
     std::string standby;  // `up --standby N|auto`: every function's standby environments
     std::string env_vars;  // SAM CLI's --env-vars file (config/env_files.hpp)
@@ -219,6 +222,10 @@ config::stack load(const load_flags& f,
     if (f.invoke_port) stack.settings.invoke_port = *f.invoke_port;
     if (f.admin_port) stack.settings.admin_port = *f.admin_port;
     if (f.sfn_port) stack.settings.sfn_port = *f.sfn_port;
+    if (!f.admin_host.empty()) stack.settings.admin_host = f.admin_host;
+    if (!f.admin_token.empty()) stack.settings.admin_token = f.admin_token;
+    // libuv binds numeric addresses only; "localhost" is what people type.
+    if (stack.settings.admin_host == "localhost") stack.settings.admin_host = "127.0.0.1";
     if (!f.decision_log.empty())
         stack.settings.decision_log = std::filesystem::absolute(f.decision_log);
     if (f.watch) stack.settings.watch = true;
@@ -498,6 +505,36 @@ std::uint64_t draw_seed() {
     return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
 }
 
+std::string draw_admin_token() {
+    // Not from the seed: the seed is printed and recorded, and a token anyone could derive
+    // from it would guard nothing. 128 bits from the system's entropy, as hex.
+    std::random_device rd;
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out;
+    for (int i = 0; i < 4; ++i) {
+        auto w = static_cast<std::uint32_t>(rd());
+        for (int j = 0; j < 8; ++j, w >>= 4) out += hex[w & 0xf];
+    }
+    return out;
+}
+
+// One line on what `--host` exposes when it is not a loopback address; "" when it is.
+std::string exposure_warning(const config::stack& stack, const app::app& a) {
+    const auto& st = stack.settings;
+    if (http::is_loopback_host(st.host)) return {};
+    std::string what = "the gateway (port " + std::to_string(a.gateway_port()) + ") and the Invoke API (port " +
+                       std::to_string(a.invoke_port()) + ")";
+    if (a.sfn_port()) what += ", the Step Functions API (port " + std::to_string(a.sfn_port()) + ")";
+    std::string admin = http::is_loopback_host(st.admin_host)
+                            ? "the admin API stays on " + st.admin_host +
+                                  " (admin.host or --admin-host moves it, behind a bearer token)"
+                            : "the admin API listens on " + st.admin_host + " (port " +
+                                  std::to_string(a.admin_port()) + ") behind its bearer token";
+    return "--host " + st.host + " exposes " + what +
+           " to every machine that can reach this one: anyone there can invoke your functions; " +
+           admin;
+}
+
 struct loop_owner {
     uv_loop_t loop{};
     loop_owner() { uv_loop_init(&loop); }
@@ -756,6 +793,11 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     if (port >= 0) stack.settings.gateway_port = port;
     // libuv binds numeric addresses only; "localhost" is what people type.
     if (!host.empty()) stack.settings.host = host == "localhost" ? "127.0.0.1" : host;
+    // Off loopback the admin API is reachable by others: it requires a token, drawn now
+    // unless coldbrew.yaml or --admin-token set one (emulator/http/access.hpp).
+    const bool token_drawn =
+        stack.settings.admin_token.empty() && !http::is_loopback_host(stack.settings.admin_host);
+    if (token_drawn) stack.settings.admin_token = draw_admin_token();
     if (seed_flag) stack.settings.seed = seed_flag;
     std::uint64_t seed = stack.settings.seed.value_or(draw_seed());
     run_models rm;
@@ -846,7 +888,7 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     }
     if (auto aec = application->start_admin()) {
         std::fprintf(stderr, "coldbrew: cannot listen on %s:%d (admin API): %s\n",
-                     stack.settings.host.c_str(), stack.settings.admin_port,
+                     stack.settings.admin_host.c_str(), stack.settings.admin_port,
                      aec.message().c_str());
         return 2;
     }
@@ -907,8 +949,14 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     std::printf("coldbrew up: gateway listening on %s\n", base.c_str());
     std::printf("coldbrew up: invoke API listening on http://%s:%d\n", stack.settings.host.c_str(),
                 application->invoke_port());
-    std::printf("coldbrew up: admin API listening on http://%s:%d\n", stack.settings.host.c_str(),
+    std::printf("coldbrew up: admin API listening on http://%s:%d\n", stack.settings.admin_host.c_str(),
                 application->admin_port());
+    if (token_drawn)
+        std::printf("coldbrew up: admin API token: %s (send Authorization: Bearer <token>)\n",
+                    stack.settings.admin_token.c_str());
+    else if (!stack.settings.admin_token.empty())
+        std::printf("coldbrew up: admin API requires its bearer token (admin.token / --admin-token)\n");
+    if (auto w = exposure_warning(stack, *application); !w.empty()) spdlog::warn("{}", w);
     if (application->sfn_port())
         std::printf("coldbrew up: Step Functions API listening on http://%s:%d\n",
                     stack.settings.host.c_str(), application->sfn_port());
@@ -926,7 +974,8 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     cli::ready_info ready;
     ready.gateway_url = base;
     ready.invoke_url = "http://" + stack.settings.host + ":" + std::to_string(application->invoke_port());
-    ready.admin_url = "http://" + stack.settings.host + ":" + std::to_string(application->admin_port());
+    ready.admin_url = "http://" + stack.settings.admin_host + ":" + std::to_string(application->admin_port());
+    ready.admin_token = stack.settings.admin_token;
     if (application->sfn_port())
         ready.sfn_url = "http://" + stack.settings.host + ":" + std::to_string(application->sfn_port());
     ready.region = stack.settings.region;
@@ -1211,6 +1260,21 @@ int main(int argc, char** argv) {
     up->add_option("--admin-port", lf.admin_port,
                    "Admin API port: fault rules, seed, counters (default 3002; 0 picks a free one)")
         ->check(CLI::Range(0, 65535));
+    up->add_option("--admin-host", lf.admin_host,
+                   "Address the admin API listens on (default 127.0.0.1, whatever --host says); "
+                   "off loopback it requires a bearer token, drawn and printed at start unless "
+                   "--admin-token or coldbrew.yaml admin.token sets one");
+    up->add_option("--admin-token", lf.admin_token,
+                   "The admin API's bearer token (16+ printable characters); required of every "
+                   "admin request when set")
+        ->check(CLI::Validator(
+            [](const std::string& t) -> std::string {
+                if (t.size() < 16) return "must be at least 16 characters";
+                for (char c : t)
+                    if (c <= ' ' || c > '~') return "must be printable ASCII without spaces";
+                return "";
+            },
+            "TOKEN", "admin token"));
     up->add_option("--sfn-port", lf.sfn_port,
                    "Step Functions API port, when the stack has state machines (default 3003; "
                    "0 picks a free one)")

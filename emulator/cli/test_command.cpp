@@ -258,6 +258,7 @@ std::vector<std::string> command_env(const ready_info& info) {
     env["COLDBREW_GATEWAY_URL"] = info.gateway_url;
     env["COLDBREW_INVOKE_URL"] = info.invoke_url;
     env["COLDBREW_ADMIN_URL"] = info.admin_url;
+    if (!info.admin_token.empty()) env["COLDBREW_ADMIN_TOKEN"] = info.admin_token;
     env["AWS_ENDPOINT_URL_LAMBDA"] = info.invoke_url;
     if (!info.sfn_url.empty()) {
         env["COLDBREW_SFN_URL"] = info.sfn_url;

@@ -12,6 +12,8 @@
 //
 // CMD's environment is coldbrew's, plus:
 //   COLDBREW_GATEWAY_URL, COLDBREW_INVOKE_URL, COLDBREW_ADMIN_URL  http://127.0.0.1:PORT
+//   COLDBREW_ADMIN_TOKEN                       the admin API's bearer token, when it has one
+//                                              (send Authorization: Bearer $COLDBREW_ADMIN_TOKEN)
 //   COLDBREW_SFN_URL, AWS_ENDPOINT_URL_SFN    when the stack has state machines
 //   AWS_ENDPOINT_URL_LAMBDA                    the Invoke API (the SDKs' service-specific
 //                                              endpoint variable, AWS SDKs and Tools reference
@@ -80,6 +82,9 @@ namespace coldbrew::cli {
 // Where the ready stack listens, as `up --ready-file` writes it and GET /ready answers.
 struct ready_info {
     std::string gateway_url, invoke_url, admin_url, sfn_url;  // sfn_url "" when none
+    // The admin API's bearer token ("" when none is required). Never in to_json(): GET /ready
+    // and the ready file do not hand it out; CMD gets it as COLDBREW_ADMIN_TOKEN.
+    std::string admin_token;
     std::string region;
     std::uint64_t seed = 0;
     // {"gateway":"http://…","invoke":…,"admin":…,"sfn":… (when listening),"region":…,

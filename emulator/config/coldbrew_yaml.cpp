@@ -161,6 +161,25 @@ void parse_ports(const ynode& v, coldbrew_file& out) {
     }
 }
 
+// ---- admin: ----------------------------------------------------------------------------
+
+constexpr field<coldbrew_file> admin_fields[] = {
+    {"host",
+     [](const ynode& v, coldbrew_file& out) {
+         out.values.admin_host = expect_string(v, "admin.host");
+         if (out.values.admin_host.empty()) fail(v, "admin.host must not be empty");
+     }},
+    {"token",
+     [](const ynode& v, coldbrew_file& out) {
+         const std::string& t = expect_string(v, "admin.token");
+         // Sent in an Authorization header: printable ASCII, no spaces; short ones are guessable.
+         if (t.size() < 16) fail(v, "admin.token must be at least 16 characters");
+         for (char c : t)
+             if (c <= ' ' || c > '~') fail(v, "admin.token must be printable ASCII without spaces");
+         out.values.admin_token = t;
+     }},
+};
+
 // ---- network: (top level and functions.<name>.network) ---------------------------------
 
 // YAML 1.2 core booleans; quoted text is a string, not a boolean.
@@ -1090,6 +1109,13 @@ constexpr field<coldbrew_file> top_level[] = {
          if (out.values.host.empty()) fail(v, "host must not be empty");
      }},
     {"ports", parse_ports},
+    {"admin", [](const ynode& v,
+                 coldbrew_file& out) { parse_section<coldbrew_file>(v, admin_fields, out); }},
+    {"request_timeout_ms",
+     [](const ynode& v, coldbrew_file& out) {
+         out.values.request_timeout_ms =
+             static_cast<std::uint64_t>(expect_int(v, 1, 3'600'000, "request_timeout_ms"));
+     }},
     {"seed",
      [](const ynode& v, coldbrew_file& out) {
          if (!v.is_null()) out.values.seed = expect_uint64(v, "seed");

@@ -409,6 +409,17 @@ struct settings {
     int invoke_port = 3001;  // reserved for the Lambda Invoke API
     int admin_port = 3002;   // reserved for the admin API
     int sfn_port = 3003;     // the Step Functions API (when the stack has state machines)
+    // coldbrew.yaml `admin: {host, token}` (up --admin-host / --admin-token win): the admin
+    // API binds to admin_host whatever `host` says, so `--host 0.0.0.0` exposes the gateway
+    // and the Invoke API, not the control of faults. Off loopback it requires
+    // `Authorization: Bearer <admin_token>`; an empty token is then drawn at start and
+    // printed (emulator/http/access.hpp). A token set on loopback is required too.
+    std::string admin_host = "127.0.0.1";
+    std::string admin_token;
+    // coldbrew.yaml `request_timeout_ms`: a request must arrive in full within this long of
+    // its first byte, else it is answered 408 and its connection closed
+    // (http::server_options::request_timeout_ms; every front end).
+    std::uint64_t request_timeout_ms = 30000;
     std::optional<std::uint64_t> seed;  // nullopt: drawn at start and printed
     double time_scale = 1.0;            // multiplies injected delays (0 < x)
     std::string region = "us-east-1";         // SAM CLI's local default
@@ -580,6 +591,8 @@ struct load_options {
 // coldbrew.yaml's, else serverless provider.region, else us-east-1.
 // coldbrew.yaml (unknown keys are errors, with a "did you mean"):
 //   host: string            ports: {gateway, invoke, admin}: 0..65535, distinct unless 0
+//   admin: {host: address (default 127.0.0.1), token: string of 16+ characters}
+//   request_timeout_ms: 1..3600000 (default 30000)
 //   seed: uint64            time_scale: 0 < x <= 1000       region: "us-east-1"-shaped
 //   account_id: 12 digits   max_environments: 1..10000 (every function's default; 100)
 //   standby: 0..1000 | auto  (every function's default; 1)

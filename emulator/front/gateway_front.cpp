@@ -326,12 +326,27 @@ gateway_front::gateway_front(const config::stack& stack, executor& ex, const col
 std::function<http::response(http::parse_failure)> gateway_front::parse_failure_answer() {
     return ex_.recording_parse_failures(mf::front::gateway, [this](http::parse_failure f) {
         auto id = models::uuid_v4(rng_, "gateway-request-id", "gateway", next_request_index_++);
-        if (f == http::parse_failure::body_too_large)
+        // Over the payload quota, or over "Total combined size of request line and header
+        // values" (gateway_line_and_values_limit): 413 REQUEST_TOO_LARGE, the gateway
+        // response for a request too large [GWRESP].
+        if (f == http::parse_failure::body_too_large || f == http::parse_failure::header_too_large)
             return gateway::error_response(default_kind_, gateway_error::request_too_large, id);
         http::response res;
-        res.status = f == http::parse_failure::header_too_large ? 431 : 400;
         res.set("Content-Type", "application/json");
-        res.body = R"({"message":"Bad Request"})";
+        if (f == http::parse_failure::request_line_too_long) {
+            // The limits page's "414 Request URI too long" for a URI API Gateway will not take
+            // (APIGW-LIMITS); body unverified.
+            res.status = 414;
+            res.body = R"({"message":"Request URI too long"})";
+        } else if (f == http::parse_failure::request_timeout) {
+            // AWS documents no answer to a request that stops arriving; 408 with Connection:
+            // close is HTTP's (RFC 9110 §15.5.9); body unverified.
+            res.status = 408;
+            res.body = R"({"message":"Request Timeout"})";
+        } else {
+            res.status = 400;
+            res.body = R"({"message":"Bad Request"})";
+        }
         gateway::stamp_request_id(res, default_kind_, id);
         return res;
     });

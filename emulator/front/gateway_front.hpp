@@ -24,6 +24,15 @@ using function_lookup = std::function<function_target*(std::string_view name)>;
 // API Gateway payload quota: 10 MB (shared spec §4.6 [APIGW-LIMITS]).
 inline constexpr std::size_t gateway_max_payload_bytes = 10 * 1024 * 1024;
 
+// API Gateway's "Total combined size of request line and header values": 10240 bytes, not
+// adjustable, for HTTP APIs (docs.aws.amazon.com/apigateway/latest/developerguide/
+// http-api-quotas.html) and REST APIs (…/api-gateway-execution-service-limits-table.html,
+// which also caps a regional API's URL at 10240 characters). Over it the gateway answers
+// 413 REQUEST_TOO_LARGE, or 414 when the request line alone is over (the 414 "Request URI
+// too long" the quotas page, limits.html, names for a URI it will not take); see
+// parse_failure_answer. http::server_options::line_and_values_limit counts the same bytes.
+inline constexpr std::size_t gateway_line_and_values_limit = 10240;
+
 // The keys of the stack's JWT authorizers, loaded at start (jwt::load_keys), by
 // jwt_keys_name(api, authorizer).
 using jwt_key_sets = std::map<std::string, jwt::key_set>;

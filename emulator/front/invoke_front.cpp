@@ -74,9 +74,14 @@ invoke_front::invoke_front(const config::stack& stack, executor& ex, const coldb
 
 std::function<http::response(http::parse_failure)> invoke_front::parse_failure_answer() {
     return ex_.recording_parse_failures(mf::front::invoke, [this](http::parse_failure f) {
-        return invoke::malformed_request(
-            f == http::parse_failure::body_too_large,
-            models::uuid_v4(rng_, "invoke-request-id", "invoke", next_index_++));
+        auto id = models::uuid_v4(rng_, "invoke-request-id", "invoke", next_index_++);
+        if (f == http::parse_failure::request_timeout)
+            // S3's wording for the same event (its RequestTimeout error), AWS's own words.
+            return invoke::to_response(
+                functions::request_timeout("Your socket connection to the server was not read "
+                                           "from or written to within the timeout period."),
+                id);
+        return invoke::malformed_request(f == http::parse_failure::body_too_large, id);
     });
 }
 
@@ -96,6 +101,13 @@ void invoke_front::route(const http::request& req, const std::shared_ptr<request
     const invoke::context ctx{stack_.settings.region, stack_.settings.account_id,
                               models::uuid_v4(rng_, "invoke-request-id", "invoke", next_index_++)};
     const auto& id = ctx.request_id;
+    if (access_) {
+        if (auto d = http::check_access(req, *access_); !d.allowed()) {
+            r->set_route("(refused)");
+            r->answer(invoke::to_response(functions::access_denied(d.reason), id));
+            return;
+        }
+    }
     auto parsed = invoke::parse_invoke(req, ctx);
     if (auto* res = std::get_if<http::response>(&parsed)) {
         r->answer(std::move(*res));  // Lambda's own answer to a malformed call

@@ -6,11 +6,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "emulator/config/stack.hpp"
 #include "emulator/front/executor.hpp"
 #include "emulator/front/gateway_front.hpp"
+#include "emulator/http/access.hpp"
 
 namespace coldbrew::front {
 
@@ -31,8 +33,12 @@ public:
     // The server's request handler. A bug answers Lambda's 500 ServiceException and is
     // counted as an emulator error; no exception leaves.
     void handle(http::request req, http::responder respond);
-    // Lambda's answer to bytes that are not a request it can read (400, 413).
+    // Lambda's answer to bytes that are not a request it can read (400, 413), and to one that
+    // did not arrive in time (408 RequestTimeoutException).
     std::function<http::response(http::parse_failure)> parse_failure_answer();
+    // Who may call (emulator/http/access.hpp), once the listener's port is known; a refusal
+    // is 403 AccessDeniedException, before the call is parsed. Unset: anyone.
+    void set_access(http::access_policy policy) { access_ = std::move(policy); }
 
 private:
     void route(const http::request& req, const std::shared_ptr<request>& r);
@@ -44,6 +50,7 @@ private:
     function_lookup find_;
     enqueue_fn enqueue_;
     std::uint64_t next_index_ = 0;
+    std::optional<http::access_policy> access_;
 };
 
 }  // namespace coldbrew::front

@@ -72,6 +72,13 @@ std::function<http::response(http::parse_failure)> sfn_front::parse_failure_answ
             return sfn_error_response(
                 err("SerializationException", "The request body is too large.", 413),
                 next_request_id());
+        if (f == http::parse_failure::request_timeout)
+            return sfn_error_response(
+                err("RequestTimeoutException",
+                    "Your socket connection to the server was not read from or written to "
+                    "within the timeout period.",
+                    408),
+                next_request_id());
         return sfn_error_response(err("SerializationException", "The request is not HTTP."),
                                   next_request_id());
     };
@@ -90,6 +97,10 @@ void sfn_front::handle(http::request req, http::responder respond) {
 
 void sfn_front::route(const http::request& req, http::responder& respond, const std::string& id) {
     auto fail = [&](states::api_error e) { respond(sfn_error_response(e, id)); };
+    if (access_) {
+        if (auto d = http::check_access(req, *access_); !d.allowed())
+            return fail(err("AccessDeniedException", d.reason, 403));
+    }
     const auto target = req.header("X-Amz-Target").value_or("");
     if (req.method != "POST" || target.substr(0, sfn_target_prefix.size()) != sfn_target_prefix)
         return fail(err("UnknownOperationException", "The operation is not known."));

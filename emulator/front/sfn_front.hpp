@@ -27,10 +27,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "emulator/http/access.hpp"
 #include "emulator/http/message.hpp"
 #include "emulator/http/server.hpp"
 #include "emulator/states/service.hpp"
@@ -57,6 +59,9 @@ public:
     // The answer to bytes that are not an HTTP request (400 SerializationException, 413 for a
     // body over the server's limit).
     std::function<http::response(http::parse_failure)> parse_failure_answer();
+    // Who may call (emulator/http/access.hpp), once the listener's port is known; a refusal
+    // is 403 AccessDeniedException in the JSON 1.0 error shape. Unset: anyone.
+    void set_access(http::access_policy policy) { access_ = std::move(policy); }
 
 private:
     void route(const http::request& req, http::responder& respond, const std::string& id);
@@ -64,6 +69,7 @@ private:
 
     states::service& svc_;
     const models::random_source& rng_;
+    std::optional<http::access_policy> access_;
     std::uint64_t next_index_ = 0;
 };
 

@@ -70,4 +70,14 @@ service_error unknown_operation(std::string_view message) {
     return {404, "UnknownOperationException", dump(j), std::nullopt};
 }
 
+service_error access_denied(std::string_view message) {
+    return user_error(403, "AccessDeniedException", "Message", message);
+}
+
+service_error request_timeout(std::string_view message) {
+    nlohmann::ordered_json j;
+    j["message"] = std::string(message);
+    return {408, "RequestTimeoutException", dump(j), std::nullopt};
+}
+
 } // namespace coldbrew::functions

@@ -70,4 +70,14 @@ service_error service_exception(std::string_view message);
 // status and body for Lambda are unverified.
 service_error unknown_operation(std::string_view message);
 
+// 403 AccessDeniedException: {"Type":"User","Message":"<message>"} (fields as the Lambda
+// service model has them, spec §3.3). coldbrew sends it to a request its control-plane access
+// rules refuse (emulator/http/access.hpp), where Lambda would refuse an unsigned caller.
+service_error access_denied(std::string_view message);
+
+// 408 RequestTimeoutException: {"message":"<message>"} — a request that did not arrive in
+// full within the request timeout. AWS documents no answer for Lambda here; the code and
+// status are coldbrew's choice (unverified).
+service_error request_timeout(std::string_view message);
+
 } // namespace coldbrew::functions

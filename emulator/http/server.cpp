@@ -51,6 +51,8 @@ response default_parse_failure(parse_failure f) {
     switch (f) {
     case parse_failure::body_too_large: res.status = 413; break;
     case parse_failure::header_too_large: res.status = 431; break;
+    case parse_failure::request_line_too_long: res.status = 414; break;
+    case parse_failure::request_timeout: res.status = 408; break;
     case parse_failure::malformed: res.status = 400; break;
     }
     res.set("Content-Type", "text/plain");
@@ -173,6 +175,7 @@ struct connection : std::enable_shared_from_this<connection> {
     bool peer_finished = false;  // the client sent FIN while its request was being answered
     bool closing = false;
     bool sent_continue = false;
+    bool head_checked = false;  // the request's line and values were held against the limit
     slow_write* slow = nullptr;  // the response being written slowly, if any
     // The busy request's responder::on_close. Kept here, not in its target, so that a callback
     // holding the responder forms no cycle, and it dies with the connection.
@@ -282,6 +285,9 @@ struct connection : std::enable_shared_from_this<connection> {
 
     void finish_response(bool keep) {
         busy = false;
+        // Pipelined bytes of the next request arrived while this one was answered: its clock
+        // starts now.
+        if (!inbuf.empty() && request_started_ms == 0) request_started_ms = uv_now(tcp.loop);
         if (keep) process();
     }
 
@@ -346,6 +352,22 @@ struct connection : std::enable_shared_from_this<connection> {
         parser->body_limit(owner->options.body_limit);
         parser->header_limit(static_cast<std::uint32_t>(owner->options.header_limit));
         sent_continue = false;
+        head_checked = false;
+    }
+
+    // server_options::line_and_values_limit, once the head is in.
+    std::optional<parse_failure> head_over_limit() {
+        const std::size_t limit = owner->options.line_and_values_limit;
+        if (limit == 0 || head_checked || !parser || !parser->is_header_done()) return std::nullopt;
+        head_checked = true;
+        const auto& msg = parser->get();
+        // "METHOD SP target SP HTTP/1.x"
+        const std::size_t line = msg.method_string().size() + 1 + msg.target().size() + 1 + 8;
+        if (line > limit) return parse_failure::request_line_too_long;
+        std::size_t total = line;
+        for (const auto& field : msg) total += field.value().size();
+        if (total > limit) return parse_failure::header_too_large;
+        return std::nullopt;
     }
 
     void fail(parse_failure f) {
@@ -364,12 +386,14 @@ struct connection : std::enable_shared_from_this<connection> {
             std::size_t used = parser->put(boost::asio::buffer(inbuf.data(), inbuf.size()), ec);
             inbuf.erase(0, used);
             if (ec == bhttp::error::need_more) {
+                if (auto over = head_over_limit()) return fail(*over);
                 maybe_continue();
                 return;
             }
             if (ec == bhttp::error::body_limit) return fail(parse_failure::body_too_large);
             if (ec == bhttp::error::header_limit) return fail(parse_failure::header_too_large);
             if (ec) return fail(parse_failure::malformed);
+            if (auto over = head_over_limit()) return fail(*over);
             if (parser->is_done()) {
                 dispatch();
             } else {
@@ -503,9 +527,12 @@ std::error_code server::listen(const std::string& host, int port) {
         close();
         return std::error_code(-rc, std::generic_category());
     }
-    if (s.options.idle_timeout_ms > 0) {
+    if (s.options.idle_timeout_ms > 0 || s.options.request_timeout_ms > 0) {
         // Checked ten times per period: a connection closes at most 10% after its deadline.
-        std::uint64_t every = std::clamp<std::uint64_t>(s.options.idle_timeout_ms / 10, 1, 1000);
+        std::uint64_t shortest = s.options.idle_timeout_ms;
+        if (s.options.request_timeout_ms > 0 && (shortest == 0 || s.options.request_timeout_ms < shortest))
+            shortest = s.options.request_timeout_ms;
+        std::uint64_t every = std::clamp<std::uint64_t>(shortest / 10, 1, 1000);
         uv_timer_start(
             &s.idle_sweep, [](uv_timer_t* t) { static_cast<impl*>(t->data)->sweep_idle(); },
             every, every);
@@ -540,12 +567,18 @@ void server::impl::sweep_idle() {
     std::uint64_t now = uv_now(loop);
     auto conns = connections;
     for (auto& c : conns) {
-        if (c->busy) continue;
-        // Silent for too long, or a request trickling in a byte at a time for too long.
-        bool silent = now - c->last_activity_ms >= options.idle_timeout_ms;
-        bool trickling = c->request_started_ms != 0 &&
-                         now - c->request_started_ms >= options.idle_timeout_ms;
-        if (silent || trickling) c->close();
+        if (c->busy || c->draining || c->closing) continue;
+        if (c->request_started_ms != 0) {
+            // A request that began arriving and has not ended (a Content-Length larger than
+            // the body sent, a trickle): answered, then closed.
+            if (options.request_timeout_ms > 0) {
+                if (now - c->request_started_ms >= options.request_timeout_ms)
+                    c->fail(parse_failure::request_timeout);
+                continue;
+            }
+        }
+        if (options.idle_timeout_ms > 0 && now - c->last_activity_ms >= options.idle_timeout_ms)
+            c->close();
     }
 }
 

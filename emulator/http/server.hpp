@@ -86,16 +86,29 @@ private:
 
 enum class parse_failure {
     body_too_large,    // body over server_options::body_limit
-    header_too_large,  // header over server_options::header_limit
+    // header over server_options::header_limit, or its request line and field values over
+    // server_options::line_and_values_limit
+    header_too_large,
+    request_line_too_long,  // the request line alone over line_and_values_limit
+    request_timeout,   // the request did not arrive in full within request_timeout_ms
     malformed,         // not HTTP/1.x
 };
 
 struct server_options {
     std::size_t body_limit = 10 * 1024 * 1024;
     std::size_t header_limit = 64 * 1024;
-    // A connection with no request in progress (idle keep-alive, or a request whose head or
-    // body stopped arriving) is closed after this long without bytes. 0 disables.
+    // Bytes of the request line plus every field value (names, separators and line ends not
+    // counted), as API Gateway's "Total combined size of request line and header values"
+    // quota counts them. Over it: parse_failure::request_line_too_long when the request line
+    // alone is, else header_too_large. 0: not checked (header_limit still applies).
+    std::size_t line_and_values_limit = 0;
+    // A connection with no request in progress (idle keep-alive) is closed after this long
+    // without bytes. 0 disables.
     std::uint64_t idle_timeout_ms = 60000;
+    // A request whose head or body has begun arriving must arrive in full within this long of
+    // its first byte (a Content-Length larger than what the client sends, a trickle); else it
+    // is answered with parse_failure::request_timeout and the connection closed. 0 disables.
+    std::uint64_t request_timeout_ms = 30000;
     // Builds the answer to a request that cannot be parsed; the connection is closed after it.
     std::function<response(parse_failure)> on_parse_failure;
 };

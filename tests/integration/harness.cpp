@@ -64,7 +64,10 @@ int connect_loopback(int port) {
 void send_request(int fd, int port, const std::string& method, const std::string& target,
                   const std::string& body,
                   const std::vector<std::pair<std::string, std::string>>& headers) {
-    std::string req = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) + "\r\n";
+    bool has_host = false;
+    for (const auto& [k, v] : headers) has_host |= iequal(k, "Host");
+    std::string req = method + " " + target + " HTTP/1.1\r\n";
+    if (!has_host) req += "Host: 127.0.0.1:" + std::to_string(port) + "\r\n";
     bool has_length = false;
     for (const auto& [k, v] : headers) {
         req += k + ": " + v + "\r\n";

@@ -141,6 +141,29 @@ TEST_CASE("admin: POST /faults adds one rule; GET and DELETE by name", "[unit]")
     CHECK(f.call("DELETE", "/faults/lose").status == 404);
 }
 
+TEST_CASE("admin: with access rules, a foreign Origin or a missing token changes nothing", "[unit]") {
+    admin_fixture f;
+    http::access_policy p;
+    p.listen_host = "0.0.0.0";
+    p.listen_port = 3002;
+    p.bearer_token = "0123456789abcdef";
+    f.ctx.access = &p;
+    auto cross = f.call("POST", "/faults", rule_503("evil").dump(),
+                        {{"Origin", "http://evil.example"}, {"Authorization", "Bearer 0123456789abcdef"}});
+    CHECK(cross.status == 403);
+    CHECK(cross.header("x-amzn-ErrorType").value_or("") == "AccessDeniedException");
+    auto none = f.call("POST", "/faults", rule_503("evil").dump());
+    CHECK(none.status == 401);
+    CHECK(none.header("WWW-Authenticate").value_or("").rfind("Bearer", 0) == 0);
+    auto wrong = f.call("POST", "/counters/reset", "", {{"Authorization", "Bearer 0123456789abcdeF"}});
+    CHECK(wrong.status == 403);
+    CHECK(f.request_resets == 0);
+    CHECK(f.decider.rules().empty());
+    auto ok = f.call("POST", "/faults", rule_503("good").dump(), {{"Authorization", "Bearer 0123456789abcdef"}});
+    CHECK(ok.status == 201);
+    CHECK(f.decider.rules().size() == 1);
+}
+
 TEST_CASE("admin: rule names in the path are percent-decoded", "[unit]") {
     admin_fixture f;
     REQUIRE(f.call("POST", "/faults", rule_503("lose:third")).status == 201);

@@ -75,6 +75,33 @@ max_environments: 3
     CHECK(s.find_function("Hello")->max_environments == 3);
 }
 
+TEST_CASE("coldbrew.yaml admin: host and token; request_timeout_ms", "[unit]") {
+    temp_app app;
+    const auto defaults = app.sam(two_functions);
+    CHECK(defaults.settings.admin_host == "127.0.0.1");
+    CHECK(defaults.settings.admin_token.empty());
+    CHECK(defaults.settings.request_timeout_ms == 30000);
+
+    app.write("coldbrew.yaml", "host: 0.0.0.0\nadmin: {host: 0.0.0.0, token: abcdefghijklmnop}\n"
+                               "request_timeout_ms: 250\n");
+    const auto s = app.sam(two_functions);
+    CHECK(s.settings.host == "0.0.0.0");
+    CHECK(s.settings.admin_host == "0.0.0.0");
+    CHECK(s.settings.admin_token == "abcdefghijklmnop");
+    CHECK(s.settings.request_timeout_ms == 250);
+
+    app.write("coldbrew.yaml", "admin: {token: short}\n");
+    auto e = error_of([&] { app.sam(two_functions); });
+    CHECK(e.key_path() == "admin.token");
+    CHECK(contains(e.message(), "at least 16 characters"));
+    app.write("coldbrew.yaml", "admin: {token: 'has a space in it'}\n");
+    CHECK(error_of([&] { app.sam(two_functions); }).key_path() == "admin.token");
+    app.write("coldbrew.yaml", "admin: {hots: 0.0.0.0}\n");
+    CHECK(error_of([&] { app.sam(two_functions); }).key_path() == "admin.hots");
+    app.write("coldbrew.yaml", "request_timeout_ms: 0\n");
+    CHECK(error_of([&] { app.sam(two_functions); }).key_path() == "request_timeout_ms");
+}
+
 TEST_CASE("coldbrew.yaml region and account_id feed the template's pseudo-parameters", "[unit]") {
     temp_app app;
     app.write("coldbrew.yaml", "region: eu-central-1\naccount_id: '000000000042'\n");

@@ -271,18 +271,78 @@ TEST_CASE("server: a half-closed client still gets its response", "[unit]") {
     uv_run(&f.loop, UV_RUN_NOWAIT);
 }
 
-TEST_CASE("server: a request head that stops arriving is dropped after the idle timeout", "[unit]") {
+TEST_CASE("server: a request head that stops arriving is answered 408 after the request timeout", "[unit]") {
     loop_fixture f;
     server_options o;
-    o.idle_timeout_ms = 40;
+    o.request_timeout_ms = 40;
     bool called = false;
     server s(&f.loop, [&](request, responder) { called = true; }, o);
     REQUIRE_FALSE(s.listen("127.0.0.1", 0));
     int port = s.port();
     // Without the timeout, recv() below would block forever.
     auto r = f.drive([&] { return exchange(port, "GET / HTTP/1.1\r\nHost: x\r\n", false); });
-    CHECK(r.empty());
+    CHECK(r.rfind("HTTP/1.1 408 ", 0) == 0);
+    CHECK(r.find("Connection: close\r\n") != std::string::npos);
     CHECK_FALSE(called);
+}
+
+TEST_CASE("server: a body shorter than its Content-Length gets the request-timeout answer", "[unit]") {
+    loop_fixture f;
+    server_options o;
+    o.request_timeout_ms = 40;
+    o.on_parse_failure = [](parse_failure p) {
+        response res;
+        res.status = p == parse_failure::request_timeout ? 408 : 400;
+        res.body = p == parse_failure::request_timeout ? "timed out" : "other";
+        return res;
+    };
+    bool called = false;
+    server s(&f.loop, [&](request, responder) { called = true; }, o);
+    REQUIRE_FALSE(s.listen("127.0.0.1", 0));
+    int port = s.port();
+    auto r = f.drive([&] {
+        return exchange(port, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nshort", false);
+    });
+    CHECK(r.rfind("HTTP/1.1 408 ", 0) == 0);
+    CHECK(r.find("timed out") != std::string::npos);
+    CHECK_FALSE(called);
+}
+
+TEST_CASE("server: an idle keep-alive connection is closed silently after the idle timeout", "[unit]") {
+    loop_fixture f;
+    server_options o;
+    o.idle_timeout_ms = 40;
+    server s(&f.loop, [&](request, responder respond) { respond(response{}); }, o);
+    REQUIRE_FALSE(s.listen("127.0.0.1", 0));
+    int port = s.port();
+    auto r = f.drive([&] { return exchange(port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n", false); });
+    CHECK(r.rfind("HTTP/1.1 200 ", 0) == 0);
+    CHECK(r.find("408") == std::string::npos);
+}
+
+TEST_CASE("server: the request line and field values are held against their combined limit", "[unit]") {
+    loop_fixture f;
+    server_options o;
+    o.line_and_values_limit = 100;
+    std::vector<std::string> served;
+    server s(&f.loop, [&](request req, responder respond) {
+        served.push_back(req.target);
+        respond(response{});
+    }, o);
+    REQUIRE_FALSE(s.listen("127.0.0.1", 0));
+    int port = s.port();
+    // "GET " + target + " HTTP/1.1" is 13 bytes besides the target; "x" is the Host value.
+    const std::string at_limit = "/" + std::string(100 - 13 - 1 - 1, 'a');
+    auto ok = f.drive([&] { return exchange(port, "GET " + at_limit + " HTTP/1.1\r\nHost: x\r\n\r\n", true); });
+    CHECK(ok.rfind("HTTP/1.1 200 ", 0) == 0);
+    auto over = f.drive([&] { return exchange(port, "GET " + at_limit + "b HTTP/1.1\r\nHost: x\r\n\r\n", true); });
+    CHECK(over.rfind("HTTP/1.1 431 ", 0) == 0);
+    auto line = f.drive([&] {
+        return exchange(port, "GET /" + std::string(20 * 1024, 'q') + " HTTP/1.1\r\nHost: x\r\n\r\n", true);
+    });
+    CHECK(line.rfind("HTTP/1.1 414 ", 0) == 0);
+    REQUIRE(served.size() == 1);
+    CHECK(served[0] == at_limit);
 }
 
 TEST_CASE("server: keep-alive serves several requests on one connection, in order", "[unit]") {
@@ -308,7 +368,7 @@ TEST_CASE("server: keep-alive serves several requests on one connection, in orde
 TEST_CASE("server: a request head trickling in byte by byte is dropped too", "[unit]") {
     loop_fixture f;
     server_options o;
-    o.idle_timeout_ms = 40;
+    o.request_timeout_ms = 40;
     server s(&f.loop, [&](request, responder) {}, o);
     REQUIRE_FALSE(s.listen("127.0.0.1", 0));
     int port = s.port();
@@ -323,7 +383,7 @@ TEST_CASE("server: a request head trickling in byte by byte is dropped too", "[u
             std::string line = "X-Drip: " + std::to_string(lines) + "\r\n";
             if (::send(fd, line.data(), line.size(), MSG_NOSIGNAL) < 0) break;
             char b;
-            if (::recv(fd, &b, 1, MSG_DONTWAIT) == 0) break;  // closed by the server
+            if (::recv(fd, &b, 1, MSG_DONTWAIT) >= 0) break;  // answered or closed by the server
         }
         ::close(fd);
         return std::to_string(lines);
