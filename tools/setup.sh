@@ -19,6 +19,9 @@ packages=(
   tzdata                                         # schedules' time zones (/usr/share/zoneinfo)
   libxml2-utils                                  # xmllint: coldbrew test's JUnit report checked against its schema
   dpkg-dev                                       # dpkg-shlibdeps: the Debian package's dependencies (cpack -G DEB)
+  clang-16 libclang-rt-16-dev                    # the fuzz harnesses and the sanitizer lane (libFuzzer, ASan, UBSan);
+                                                 # clang 16: clang 14 cannot capture structured bindings in lambdas
+  llvm                                           # llvm-symbolizer: sanitizer reports with file and line
 )
 # Interpreters for the nodejs* and python3* shims: any version already on PATH will do.
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
