@@ -9,6 +9,9 @@
 #include "tools/fuzz/http_bytes.hpp"
 #include "tools/fuzz/temp_app.hpp"
 
+#include <cstdio>
+#include <cstdlib>
+
 using namespace coldbrew;
 
 namespace {
@@ -42,7 +45,11 @@ Resources:
       Events:
         Jwt:
           Type: HttpApi
-          Properties: {Path: /report, Method: get, Auth: {Authorizer: cognito}}
+          Properties:
+            ApiId: !Ref Api
+            Path: /report
+            Method: get
+            Auth: {Authorizer: cognito}
   Api:
     Type: AWS::Serverless::HttpApi
     Properties:
@@ -61,7 +68,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         // The template must load on its own, or every input would stop at it.
         app.write("template.yaml", template_yaml);
         app.write("coldbrew.yaml", "");
-        (void)config::load_stack(app.dir(), {});
+        try {
+            (void)config::load_stack(app.dir(), {});
+        } catch (const config::config_error& e) {
+            std::fprintf(stderr, "fuzz_coldbrew_yaml: the fixed template does not load: %s\n", e.what());
+            std::abort();
+        }
         return true;
     }();
     (void)ready;
