@@ -35,7 +35,7 @@ Resources:
           Properties: {Path: /pay, Method: post, Auth: {ApiKeyRequired: true}}
         Get:
           Type: HttpApi
-          Properties: {Path: /status/{id}, Method: get}
+          Properties: {Path: "/status/{id}", Method: get}
   Report:
     Type: AWS::Serverless::Function
     Properties:
