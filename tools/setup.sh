@@ -20,6 +20,9 @@ packages=(
   libxml2-utils                                  # xmllint: coldbrew test's JUnit report checked against its schema
   dpkg-dev                                       # dpkg-shlibdeps: the Debian package's dependencies (cpack -G DEB)
   wrk                                            # tools/bench/concurrency.sh: HTTP load at 1 to 64 connections
+  clang-16 libclang-rt-16-dev                    # the fuzz harnesses and the sanitizer lane (libFuzzer, ASan, UBSan);
+                                                 # clang 16: clang 14 cannot capture structured bindings in lambdas
+  llvm                                           # llvm-symbolizer: sanitizer reports with file and line
 )
 # Interpreters for the nodejs* and python3* shims: any version already on PATH will do.
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

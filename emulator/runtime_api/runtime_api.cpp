@@ -2,7 +2,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <regex>
 #include <string_view>
 
 namespace coldbrew::runtime_api {
@@ -14,6 +13,29 @@ constexpr std::string_view invocation = "invocation/";
 
 rejected_call reject(int status, const std::string& type, const std::string& message) {
     return {error_response(status, type, message)};
+}
+
+// The text of a body built here: what a runtime or client sent may be any bytes, and bytes
+// that are not UTF-8 become U+FFFD rather than an exception out of a loop callback.
+std::string dump(const nlohmann::ordered_json& j) {
+    return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+// (Runtime|Function)\.[A-Z][a-zA-Z]+, by hand: std::regex recurses per character and a
+// header of tens of kilobytes would overflow the stack.
+bool valid_error_type(std::string_view t) {
+    std::string_view rest;
+    if (t.starts_with("Runtime."))
+        rest = t.substr(8);
+    else if (t.starts_with("Function."))
+        rest = t.substr(9);
+    else
+        return false;
+    auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+    if (rest.size() < 2 || rest[0] < 'A' || rest[0] > 'Z') return false;
+    for (char c : rest)
+        if (!alpha(c)) return false;
+    return true;
 }
 
 const char* phase_name(phase p) {
@@ -148,7 +170,7 @@ http::response error_response(int status, const std::string& error_type,
     nlohmann::ordered_json j;
     j["errorMessage"] = message;
     j["errorType"] = error_type;
-    res.body = j.dump();
+    res.body = dump(j);
     return res;
 }
 
@@ -157,11 +179,10 @@ std::string platform_error_body(const std::string& error_type, const std::string
     nlohmann::ordered_json j;
     j["errorType"] = error_type;
     j["errorMessage"] = "RequestId: " + request_id + " Error: " + message;
-    return j.dump();
+    return dump(j);
 }
 
 function_error normalise_error(const std::string& header_type, const std::string& body) {
-    static const std::regex valid(R"((Runtime|Function)\.[A-Z][a-zA-Z]+)");
     function_error out;
     auto parsed = nlohmann::json::parse(body, nullptr, false);
     bool object = parsed.is_object();
@@ -170,7 +191,7 @@ function_error normalise_error(const std::string& header_type, const std::string
         auto it = parsed.find("errorType");
         if (it != parsed.end() && it->is_string()) body_type = it->get<std::string>();
     }
-    if (!header_type.empty() && std::regex_match(header_type, valid))
+    if (valid_error_type(header_type))
         out.error_type = header_type;
     else if (!body_type.empty())
         out.error_type = body_type;
@@ -186,7 +207,7 @@ function_error normalise_error(const std::string& header_type, const std::string
         nlohmann::ordered_json j;
         j["errorType"] = out.error_type;
         j["errorMessage"] = body;
-        out.body = j.dump();
+        out.body = dump(j);
     }
     return out;
 }

@@ -44,6 +44,44 @@ std::string num(double v) {
 }
 std::string ms(double v) { return num(v) + "ms"; }
 
+// A table's values (percentiles, empirical) in ms: six significant digits, unless that makes
+// two different neighbours read the same (the factories require them increasing), then every
+// value as the shortest text that reads back to the same double.
+std::vector<std::string> point_values(const std::vector<std::pair<double, double>>& points) {
+    std::vector<std::string> out;
+    bool collapsed = false;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        out.push_back(ms(points[i].second));
+        if (i > 0 && out[i] == out[i - 1] && points[i].second != points[i - 1].second)
+            collapsed = true;
+    }
+    if (collapsed)
+        for (std::size_t i = 0; i < points.size(); ++i)
+            out[i] = format_number(points[i].second, 0) + "ms";
+    return out;
+}
+
+// The name of percentile q without an exponent (the grammar's pNN has none, so "p1e-05"
+// would not read back): the fewest significant digits of q * 100 that read back to q exactly
+// ("p99.99", not the binary rounding "p99.99000000000001"), written out in full.
+std::string percentile_name(double q) {
+    char buf[64];
+    double pct = q * 100.0;
+    for (int digits = 1; digits <= 17; ++digits) {
+        auto res = std::to_chars(buf, buf + sizeof buf, q * 100.0, std::chars_format::general, digits);
+        double candidate = 0.0;
+        std::from_chars(buf, res.ptr, candidate);
+        if (candidate / 100.0 == q) {
+            pct = candidate;
+            break;
+        }
+    }
+    // q in (0, 1): at most 17 significant digits after up to 323 zeros.
+    char fixed[512];
+    auto res = std::to_chars(fixed, fixed + sizeof fixed, pct, std::chars_format::fixed);
+    return "p" + std::string(fixed, res.ptr);
+}
+
 [[noreturn]] void invalid(const std::string& message) { throw std::invalid_argument(message); }
 
 void require_finite(const char* what, const char* name, double v) {
@@ -453,23 +491,24 @@ std::string distribution::to_string() const {
         return "lognormal(median=" + ms(a_[0]) + ", p99=" + ms(a_[1]) + ")";
     case kind::exponential:
         return "exponential(mean=" + ms(a_[0]) + ")";
-    case kind::percentiles:
+    case kind::percentiles: {
         out = "percentiles(";
+        auto values = point_values(points_);
         for (std::size_t i = 0; i < points_.size(); ++i) {
             if (i) out += ", ";
-            // Ten digits name any practical percentile exactly (p99.99) without exposing
-            // the binary rounding of q * 100.
-            out += "p" + format_number(points_[i].first * 100.0, 10) + "=" +
-                   ms(points_[i].second);
+            out += percentile_name(points_[i].first) + "=" + values[i];
         }
         return out + ")";
-    case kind::empirical:
+    }
+    case kind::empirical: {
         out = "empirical(";
+        auto values = point_values(points_);
         for (std::size_t i = 0; i < points_.size(); ++i) {
             if (i) out += ", ";
-            out += format_number(points_[i].first, 0) + ":" + ms(points_[i].second);
+            out += format_number(points_[i].first, 0) + ":" + values[i];
         }
         return out + ")";
+    }
     case kind::mixture:
         out = "mixture(";
         for (std::size_t i = 0; i < parts_.size(); ++i) {

@@ -735,3 +735,32 @@ TEST_CASE("distribution: exponential", "[unit]") {
     CHECK(sum / n == Approx(10.0).epsilon(0.03));
     CHECK_THROWS_AS(distribution::exponential(0), std::invalid_argument);
 }
+
+TEST_CASE("to_string: a percentile too small for plain digits still reads back", "[unit]") {
+    // Found by fuzzing: the name was printed with an exponent ("p8.198552922e-87"), which the
+    // grammar's pNN does not take, so the canonical text did not parse.
+    const std::string text =
+        "percentiles(p0.0000000000000000000000000000000000000000000000000000000000000000000000000"
+        "0000000000000008198552921648689606=1, p90.9=2.5s)";
+    auto d = parse_distribution(text);
+    auto again = parse_distribution(d.to_string());
+    CHECK(again.to_string() == d.to_string());
+    CHECK(again.quantile(0.909) == Approx(2500));
+    CHECK(parse_distribution("percentiles(p0.00001=1, p50=2)").to_string() ==
+          "percentiles(p0.00001=1ms, p50=2ms)");
+}
+
+TEST_CASE("to_string: table values closer than six digits keep every digit they need", "[unit]") {
+    // Six significant digits would print both values as 1ms, and "values must be strictly
+    // increasing" would refuse the canonical text.
+    for (const char* text : {"percentiles(p50=1.0000001, p90=1.0000002)",
+                             "empirical(0:1.0000001, 1:1.0000002)"}) {
+        INFO(text);
+        auto d = parse_distribution(text);
+        auto again = parse_distribution(d.to_string());
+        CHECK(again.to_string() == d.to_string());
+        CHECK(again.quantile(1.0) == d.quantile(1.0));
+    }
+    CHECK(parse_distribution("empirical(0:1, 0.5:1, 1:2.0000001)").to_string() ==
+          "empirical(0:1ms, 0.5:1ms, 1:2ms)");
+}

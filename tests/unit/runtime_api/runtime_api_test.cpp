@@ -138,3 +138,26 @@ TEST_CASE("error normalisation: body passed through, type from header or body", 
     CHECK(fn.error_type == "Function.Unknown");
     CHECK(nlohmann::json::parse(fn.body)["errorMessage"] == "not json");
 }
+
+TEST_CASE("runtime API: an error body that is neither JSON nor UTF-8 is wrapped, not thrown", "[unit]") {
+    // Found by fuzzing: a runtime posting binary bytes to /error made building the JSON body
+    // throw, out of the environment's loop callback.
+    auto f = normalise_error("Runtime.ExitError", std::string("\xff\xfe crash \xc3", 10));
+    CHECK(f.error_type == "Runtime.ExitError");
+    auto j = nlohmann::json::parse(f.body);
+    CHECK(j["errorType"] == "Runtime.ExitError");
+    CHECK(j["errorMessage"] == "\xEF\xBF\xBD\xEF\xBF\xBD crash \xEF\xBF\xBD");
+    // The same bytes in a path or an error type header.
+    auto rejected = parse_call(make("GET", "/2018-06-01/runtime/\xff"));
+    REQUIRE(std::holds_alternative<rejected_call>(rejected));
+    CHECK(body_of(std::get<rejected_call>(rejected).response)["errorType"] == "NotFound");
+    CHECK(nlohmann::json::parse(normalise_error("Bad\xff", "oops").body)["errorType"] == "Bad\xEF\xBF\xBD");
+}
+
+TEST_CASE("runtime API: an error type header of any length is checked without recursion", "[unit]") {
+    CHECK(normalise_error("Function." + std::string(200000, 'A'), "{}").error_type.size() == 200009);
+    CHECK(normalise_error("Function.A", "{}").error_type == "Function.Unknown");
+    CHECK(normalise_error("Function.aB", "{}").error_type == "Function.Unknown");
+    CHECK(normalise_error("Runtime.Ab", "{}").error_type == "Runtime.Ab");
+    CHECK(normalise_error("Runtime.A1", "{}").error_type == "Runtime.A1");
+}
