@@ -234,11 +234,12 @@ TEST_CASE("CPU share follows memory where cgroups allow it, and coldbrew says wh
         WARN("CPU share not enforced here: " << *note);
         return;
     }
-    // The handler runs in its own group with 128/1769 of a CPU: quota 7236 us per 100000 us (rounded).
+    // The handler runs in its own group with 128/1769 of a CPU: quota 1447 us per 20000 us (rounded;
+    // supervisor::cfs_period_us).
     std::smatch m;
     if (std::regex_search(cgroups, m, std::regex(R"((?:^|\n)\d+:(?:[^:\n]*,)?cpu(?:,[^:\n]*)?:([^\n]+))"))) {
         auto quota = read_file(std::filesystem::path("/sys/fs/cgroup/cpu") / std::string(m[1]).substr(1) / "cpu.cfs_quota_us");
-        CHECK(std::stol(quota) == 7236);
+        CHECK(std::stol(quota) == 1447);
     } else {
         REQUIRE(std::regex_search(cgroups, m, std::regex(R"((?:^|\n)0::([^\n]+))")));
         CHECK(cgroups.find("coldbrew-") != std::string::npos);

@@ -95,22 +95,24 @@ TEST_CASE("fit: a what-if fitted to a recorded run of examples/payments reproduc
     }
     CHECK(confirm_seen);
 
-    // What was fitted reads back as coldbrew.yaml: a copy of the app with it runs the same
-    // handler latency (without the run's admin rule, nothing fails but the handler's errors).
+    // What was fitted reads back as coldbrew.yaml: a copy of the app with it (the sections, the
+    // record's seed and the rule the admin API added) runs the fitted run again.
     {
         temp_dir copy;
         std::filesystem::copy(app, copy.path(), std::filesystem::copy_options::recursive);
         std::filesystem::remove(copy.path() / "coldbrew.yaml");
         const std::string text = read_file(fitted);
         CHECK(text.find("latency: \"percentiles(") != std::string::npos);
+        CHECK(text.find("confirm-502") != std::string::npos);
         copy.write("coldbrew.yaml", "max_environments: 10\n" + text);
-        auto again = run_to_exit({"sim", copy.path().string(), "--requests", "20000", "--seed", "7", "--json",
+        auto again = run_to_exit({"sim", copy.path().string(), "--requests", "20000", "--json",
                                   "--parameter-overrides", store});
         INFO(again.err);
         REQUIRE(again.code == 0);
         const json r2 = json::parse(again.out);
         CHECK(within(sim_p50, r2["latency_ms"]["p50"].get<double>(), 0.1, 0.2));
-        CHECK(r2["availability"]["percent"].get<double>() > sim_availability);
+        CHECK(r2["seed"] == 7);
+        CHECK(r2["availability"]["percent"].get<double>() == Approx(sim_availability).margin(0.01));
     }
 
     // Ten times the traffic, from the same record.
