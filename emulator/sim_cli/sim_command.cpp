@@ -28,6 +28,15 @@ namespace coldbrew::sim_cli {
 
 namespace {
 
+// Whether two paths name one file: the same path however written, a symlink to it, or a hard
+// link (an output that would overwrite an input).
+bool same_file(const std::string& a, const std::string& b) {
+    if (a.empty() || b.empty()) return false;
+    std::error_code ec;
+    if (std::filesystem::equivalent(a, b, ec)) return true;
+    return std::filesystem::weakly_canonical(a, ec) == std::filesystem::weakly_canonical(b, ec);
+}
+
 using json = nlohmann::ordered_json;
 
 std::string fixed(double v, int decimals) {
@@ -483,10 +492,7 @@ int run_sim(const sim_options& opts) {
                       << list << "\n";
             return 2;
         }
-        auto same = [](const std::string& a, const std::string& b) {
-            std::error_code ec;
-            return !a.empty() && !b.empty() && std::filesystem::weakly_canonical(a, ec) == std::filesystem::weakly_canonical(b, ec);
-        };
+        auto same = [](const std::string& a, const std::string& b) { return same_file(a, b); };
         if (same(opts.decision_log, opts.compare) || same(opts.decision_log, opts.replay)) {
             std::cerr << "sim: --decision-log " << opts.decision_log << " would overwrite "
                       << (same(opts.decision_log, opts.compare) ? "the --compare log" : "the record")
@@ -525,9 +531,7 @@ int run_sim(const sim_options& opts) {
         stack_sim_options app_options = stack_options(opts);
         if (!opts.fit.empty()) {
             if (!app) throw std::invalid_argument("--fit applies to an app (the directory `coldbrew up` takes)");
-            std::error_code ec;
-            if (!opts.fit_out.empty() &&
-                std::filesystem::weakly_canonical(opts.fit_out, ec) == std::filesystem::weakly_canonical(opts.fit, ec))
+            if (same_file(opts.fit_out, opts.fit))
                 throw std::invalid_argument("--fit-out " + opts.fit_out + " would overwrite the record; give it a file of its own");
             app_options.fit = load_fit(opts.fit);
         }

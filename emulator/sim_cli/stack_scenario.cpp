@@ -488,7 +488,7 @@ void apply_fit(config::stack& s, const stack_fit& f, std::vector<std::string>& n
     const config::source_location at{f.file, 0, 0};
     const auto& fit = f.fit;
     notes.push_back("fitted to " + f.file + ": " + std::to_string(fit.client_requests) + " client requests over " +
-                    ms(fit.span_ms) + " (modeled)");
+                    ms(fit.span_ms) + " (real time: the record's times × its time_scale)");
     for (const auto& ff : fit.functions) {
         auto fn = std::find_if(s.functions.begin(), s.functions.end(),
                                [&](const config::function& x) { return x.name == ff.function; });
