@@ -202,10 +202,7 @@ private:
         c.name = d.name;
         c.service = d.service.empty() ? "dependency" : d.service;
         c.kind = sim::service_kind::generic;
-        if (o_.fit) {
-            // The fitted handlers' latency holds their waits on dependencies already.
-            c.latency_ms = models::distribution::fixed(0);
-        } else if (d.request_latency) {
+        if (d.request_latency) {
             c.latency_ms = models::parse_distribution(*d.request_latency);
         } else {
             c.latency_ms = models::parse_distribution(default_dependency_latency);

@@ -61,8 +61,8 @@ inline constexpr const char* default_dependency_latency = "lognormal(median=2ms,
 // client requests per route and the arrivals the recorded rate (poisson or even, as fitted);
 // the fault rules are those in effect when the record ends (coldbrew.yaml's, then the admin
 // API's changes), with the record's seed and --realistic-sla unless the command line gives
-// them; dependencies' own latency is 0 (a record has no dependency timings, so the handler's
-// fitted latency holds its waits on them).
+// them. A record ties no dependency request to the handler that made it, so a fitted handler
+// calls no dependency: its waits on them are in its fitted latency.
 struct stack_fit {
     std::string file;
     models::sim::run_record record;

@@ -436,23 +436,29 @@ std::error_code cgroup_tree::prepare_v2(std::string& reason) {
     const std::string where = "cgroup v2 " + home.string();
     const std::string enable = "+" + controller;
     std::string text;
-    if (controller == "freezer") {
-        // Freezing and killing a group (cgroup.freeze, cgroup.kill) are core files of every
-        // cgroup v2 group: no controller to enable, so no "no internal processes" rule either.
+    // Moving a process between groups needs write access to cgroup.procs of their common
+    // ancestor, which is this cgroup: without it the subtree was not delegated to us. Then
+    // coldbrew's parent group is made (or found).
+    auto claim_parent = [&]() -> std::error_code {
         if (::faccessat(AT_FDCWD, (home / "cgroup.procs").c_str(), W_OK, AT_EACCESS) != 0) {
             auto ec = last_error();
             reason = where + " is not delegated to coldbrew (cgroup.procs: " + ec.message() + ")";
             return ec;
         }
         remove_stale_parents(home);
-        if (::mkdir(parent.c_str(), 0755) == 0)
-        made_parent_ = true;
-    else if (errno != EEXIST) {
+        if (::mkdir(parent.c_str(), 0755) == 0) {
+            made_parent_ = true;
+        } else if (errno != EEXIST) {
             auto ec = last_error();
             reason = where + " is not writable: " + ec.message();
             return ec;
         }
         return {};
+    };
+    if (controller == "freezer") {
+        // Freezing and killing a group (cgroup.freeze, cgroup.kill) are core files of every
+        // cgroup v2 group: no controller to enable, so no "no internal processes" rule either.
+        return claim_parent();
     }
     if (auto ec = read_file(home / "cgroup.controllers", text)) {
         reason = where + ": cannot read cgroup.controllers: " + ec.message();
@@ -463,21 +469,7 @@ std::error_code cgroup_tree::prepare_v2(std::string& reason) {
                  quoted_or_none(text) + ")";
         return std::make_error_code(std::errc::operation_not_supported);
     }
-    // Moving a process between groups needs write access to cgroup.procs of their common
-    // ancestor, which is this cgroup: without it the subtree was not delegated to us.
-    if (::faccessat(AT_FDCWD, (home / "cgroup.procs").c_str(), W_OK, AT_EACCESS) != 0) {
-        auto ec = last_error();
-        reason = where + " is not delegated to coldbrew (cgroup.procs: " + ec.message() + ")";
-        return ec;
-    }
-    remove_stale_parents(home);
-    if (::mkdir(parent.c_str(), 0755) == 0)
-        made_parent_ = true;
-    else if (errno != EEXIST) {
-        auto ec = last_error();
-        reason = where + " is not writable: " + ec.message();
-        return ec;
-    }
+    if (auto ec = claim_parent()) return ec;
     if (auto ec = read_file(home / "cgroup.subtree_control", text)) {
         reason = where + ": cannot read cgroup.subtree_control: " + ec.message();
         return ec;

@@ -45,8 +45,9 @@ public:
                                          std::optional<std::uint64_t> parent = std::nullopt);
     // The request whose invocation's handler runs with `trace_id` (its _X_AMZN_TRACE_ID), while
     // it runs: the AWS SDKs send that value as X-Amzn-Trace-Id on the calls a handler makes
-    // (their recursion detection), so an Invoke API call that carries it came from that
-    // handler. nullopt for any other value. A call that reuses its caller's header passes it
+    // (recursion detection: the JS SDK v3's middleware-recursion-detection and botocore's
+    // add_recursion_detection_header, both when AWS_LAMBDA_FUNCTION_NAME is set), so an Invoke
+    // API call that carries it came from that handler. nullopt for any other value. A call that reuses its caller's header passes it
     // on unchanged, so a grandchild's call is attributed to the first handler that ran with
     // the header, not to its own caller.
     std::optional<std::uint64_t> parent_of(const std::string& trace_id) const;

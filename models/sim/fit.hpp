@@ -29,6 +29,9 @@
 //    functions by logical id, synchronous or Event; dependency request turns by dependency),
 //    in the order made; the sequence most invocations made is the function's `calls`, and
 //    its share is reported. Step Functions Tasks are the state machine's, not a handler's.
+//    `coldbrew up --record` names a parent on Invoke API calls only (run_recorder::parent_of),
+//    so from a live record the calls are those; a record that names parents on dependency
+//    turns gets them fitted too.
 // Left out: invocations a fault rule cut (a crash whose process exit names an injected
 // fault; the fitted run's rules decide those again), and invocations with no answer (the run
 // stopped first).
