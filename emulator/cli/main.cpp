@@ -63,7 +63,9 @@ constexpr const char* version_text = "0.1.0";
 // `sam local start-api` interleaves container logs.
 class stream_log_sink final : public telemetry::log_sink {
 public:
-    explicit stream_log_sink(std::FILE* out) : out_(out) {}
+    // flush_each_line false: the stream is flushed elsewhere (turn_flusher).
+    explicit stream_log_sink(std::FILE* out, bool flush_each_line = true)
+        : out_(out), flush_each_line_(flush_each_line) {}
     void write(std::string_view function, std::string_view line) override {
         std::string s;
         s.reserve(function.size() + line.size() + 4);
@@ -73,11 +75,41 @@ public:
         s += line;
         s += '\n';
         std::fwrite(s.data(), 1, s.size(), out_);
-        std::fflush(out_);
+        if (flush_each_line_) std::fflush(out_);
     }
 
 private:
     std::FILE* out_;
+    bool flush_each_line_;
+};
+
+// Keeps `out` fully buffered and flushes it once per turn of the loop, just before the loop
+// waits for I/O. Under load one turn carries many invocations' START, END, REPORT and handler
+// lines, each of which was a write(2) on the loop's thread; now a turn's lines are one. No
+// line waits past the end of the turn that wrote it.
+class turn_flusher {
+public:
+    turn_flusher(uv_loop_t* loop, std::FILE* out) : out_(out), handle_(new uv_prepare_t) {
+        static char buffer[1 << 16];
+        std::fflush(out_);
+        std::setvbuf(out_, buffer, _IOFBF, sizeof buffer);
+        uv_prepare_init(loop, handle_);
+        handle_->data = out_;
+        uv_prepare_start(handle_, [](uv_prepare_t* h) { std::fflush(static_cast<std::FILE*>(h->data)); });
+        // It runs every turn but never keeps the loop running.
+        uv_unref(reinterpret_cast<uv_handle_t*>(handle_));
+    }
+    ~turn_flusher() {
+        std::fflush(out_);
+        uv_close(reinterpret_cast<uv_handle_t*>(handle_),
+                 [](uv_handle_t* h) { delete reinterpret_cast<uv_prepare_t*>(h); });
+    }
+    turn_flusher(const turn_flusher&) = delete;
+    turn_flusher& operator=(const turn_flusher&) = delete;
+
+private:
+    std::FILE* out_;
+    uv_prepare_t* handle_;
 };
 
 std::filesystem::path runtimes_dir() {
@@ -806,8 +838,8 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     faults.set_max_active(stack.settings.faults.max_active_faults);
     faults.set_rules(rm.fault_rules, 0.0);
 
-    std::setvbuf(stdout, nullptr, _IOLBF, 0);
     loop_owner lo;
+    turn_flusher flusher(&lo.loop, stdout);
     system_clock_source clock;
     // The one place the run's time_scale becomes waits and rates.
     sched::uv_scheduler scheduler(&lo.loop, clock, stack.settings.time_scale);
@@ -816,7 +848,7 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     // A JWT authorizer's keys are read before anything listens: unreadable keys are a config
     // error, not a 401 on every request.
     auto jwt_keys = app::load_jwt_keys(stack);
-    stream_log_sink sink(stdout);
+    stream_log_sink sink(stdout, false);
     run_telemetry tel;
     if (std::string why; !setup_telemetry(tf, stack, &lo.loop, clock, sink, tel, why)) {
         std::fprintf(stderr, "coldbrew: %s\n", why.c_str());
@@ -1208,6 +1240,8 @@ int main(int argc, char** argv) {
     // A client that hangs up mid-response must cost one connection, not the emulator
     // (libuv reports EPIPE; children get default dispositions back in uv_spawn).
     std::signal(SIGPIPE, SIG_IGN);
+    // Room for a few hundred environments' descriptors; handlers get the old limit back.
+    supervisor::raise_open_files_limit();
 
     CLI::App cli{"coldbrew: run a SAM or serverless.yml app locally, with the cloud's behaviour"};
     cli.require_subcommand(1);

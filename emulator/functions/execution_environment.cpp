@@ -59,8 +59,8 @@ bool killed_for_memory(const pool_context& ctx, const config::function& fn, std:
 // higher (it also counts page cache and processes that already exited), never above Memory
 // Size where it is enforced; after an OOM kill it is Memory Size, as Lambda reports it.
 int max_memory_used_mb(const pool_context& ctx, const config::function& fn, std::uint64_t id,
-                       int pid, int so_far_mb) {
-    int mb = std::max(so_far_mb, supervisor::peak_memory_mb(pid));
+                       supervisor::peak_memory_reader& reader, int pid, int so_far_mb) {
+    int mb = std::max(so_far_mb, reader.mb(pid));
     if (!ctx.memory) return mb;
     const std::string group = memory_group(fn, id);
     if (ctx.memory->oom_killed(group)) return fn.memory_mb;
@@ -491,7 +491,7 @@ void execution_environment::finish(outcome kind, std::string payload, std::strin
 
     auto write_report = [&] {
         // After a kill or an exit /proc has nothing left to read; the last reading stands.
-        peak_memory_mb_ = max_memory_used_mb(ctx_, fn_, group_id_, pid(), peak_memory_mb_);
+        peak_memory_mb_ = max_memory_used_mb(ctx_, fn_, group_id_, memory_reader_, pid(), peak_memory_mb_);
         rep.max_memory_used_mb = peak_memory_mb_;
         // An invocation that never reached the runtime (init failed) still gets its
         // START/END/REPORT, as Lambda logs the failed invoke after its INIT_REPORT.
@@ -531,7 +531,7 @@ void execution_environment::log(std::string_view line) {
 
 void execution_environment::fail_and_reset(std::string error_type, std::string body,
                                            std::string status) {
-    peak_memory_mb_ = max_memory_used_mb(ctx_, fn_, group_id_, pid(), peak_memory_mb_);
+    peak_memory_mb_ = max_memory_used_mb(ctx_, fn_, group_id_, memory_reader_, pid(), peak_memory_mb_);
     // Lambda resets the environment after a timeout, crash or init failure [LIFE]: the
     // process group is killed and the next invocation starts a fresh one.
     alive_ = false;

@@ -143,6 +143,7 @@ private:
     // The Init Duration INIT_REPORT stated for a failed init, so that REPORT states the same.
     std::optional<double> failed_init_ms_;
     int peak_memory_mb_ = 0;
+    supervisor::peak_memory_reader memory_reader_;  // keeps the process's /proc files open
 };
 
 }  // namespace coldbrew::functions

@@ -486,7 +486,19 @@ supervisor::spawn_options launcher_for(const config::function& fn,
             o.args = {"runtime " + fn.runtime + " needs `node` on PATH"};
             return o;
         }
-        o.args = {o.file, (runtimes_dir / "node" / "bootstrap.cjs").string()};
+        // V8's heap sized from the function's memory as the bootstrap script of Lambda's
+        // Node.js base images sizes it (public.ecr.aws/lambda/nodejs, /var/runtime/bootstrap):
+        // a tenth for the young generation, half of that per semi-space, the rest for the old
+        // generation; with gc() exposed and 80 KB of HTTP headers allowed. A handler that
+        // runs out of heap does so at Lambda's size, and a small function's environment keeps
+        // a small young generation (V8's own default is 16 MB per semi-space).
+        const int new_space_mb = std::max(1, fn.memory_mb / 10);
+        o.args = {o.file,
+                  "--expose-gc",
+                  "--max-http-header-size=81920",
+                  "--max-semi-space-size=" + std::to_string(std::max(1, new_space_mb / 2)),
+                  "--max-old-space-size=" + std::to_string(std::max(16, fn.memory_mb - new_space_mb)),
+                  (runtimes_dir / "node" / "bootstrap.cjs").string()};
         return o;
     }
     if (starts_with(fn.runtime, "python3")) {

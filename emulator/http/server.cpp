@@ -436,6 +436,21 @@ struct connection : std::enable_shared_from_this<connection> {
 
     void write(std::string data, bool close_after) {
         if (closing) return;
+        auto* stream = reinterpret_cast<uv_stream_t*>(&tcp);
+        // Most answers fit the socket's send buffer: written here and now, with no write
+        // request, callback or writability wait (uv_write arms one per answer). Only what the
+        // kernel did not take goes through uv_write; so does a closing answer, so that the
+        // close still comes after the write has completed.
+        if (!close_after && uv_stream_get_write_queue_size(stream) == 0) {
+            uv_buf_t whole = uv_buf_init(data.data(), static_cast<unsigned>(data.size()));
+            const int n = uv_try_write(stream, &whole, 1);
+            if (n == static_cast<int>(data.size())) {
+                last_activity_ms = uv_now(tcp.loop);
+                return;
+            }
+            // An error (the peer gone) is left to uv_write, whose callback closes as before.
+            if (n > 0) data.erase(0, static_cast<std::size_t>(n));
+        }
         auto* op = new write_op;
         op->data = std::move(data);
         op->conn = shared_from_this();

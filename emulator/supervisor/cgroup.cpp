@@ -266,9 +266,7 @@ std::optional<std::uint64_t> counter(const std::string& text, const std::string&
     return std::nullopt;
 }
 
-std::optional<std::uint64_t> read_number(const fs::path& path) {
-    std::string text;
-    if (read_file(path, text)) return std::nullopt;
+std::optional<std::uint64_t> parse_number(const std::string& text) {
     std::istringstream in(text);
     std::uint64_t v;
     if (in >> v) return v;
@@ -662,17 +660,20 @@ namespace {
 // Lambda's smallest MemorySize (128 MB): the probe's limit tests permission, not a size.
 constexpr std::uint64_t probe_limit_bytes = 128ull << 20;
 
-std::uint64_t oom_count(tree_version v, const fs::path& group) {
-    std::string text;
+// The oom_kill counter in memory.events (v2) or memory.oom_control (v1). Before Linux 4.13
+// memory.oom_control has no oom_kill line; without swap, hitting the limit is what brings the
+// OOM killer, so memory.failcnt counts instead.
+void open_oom_file(tree_version v, const fs::path& group, reread_file& file, bool& is_count) {
+    is_count = false;
     if (v == tree_version::v2) {
-        if (read_file(group / "memory.events", text)) return 0;
-        return counter(text, "oom_kill").value_or(0);
+        file = reread_file((group / "memory.events").string());
+        return;
     }
-    if (!read_file(group / "memory.oom_control", text))
-        if (auto n = counter(text, "oom_kill")) return *n;
-    // Before Linux 4.13 memory.oom_control has no oom_kill line; without swap, hitting the
-    // limit is what brings the OOM killer.
-    return read_number(group / "memory.failcnt").value_or(0);
+    file = reread_file((group / "memory.oom_control").string());
+    std::string text;
+    if (file.read(text) && counter(text, "oom_kill")) return;
+    file = reread_file((group / "memory.failcnt").string());
+    is_count = true;
 }
 }  // namespace
 
@@ -705,31 +706,45 @@ std::error_code memory_limiter::limit(int pid, const std::string& name, std::uin
     auto ec = set_memory_limit(tree_->ver, group, bytes);
     if (!ec) {
         // Counted before the process goes in: a group that existed keeps its old kills.
-        if (!oom_at_start_.count(name)) oom_at_start_[name] = oom_count(tree_->ver, group);
+        if (!groups_.count(name)) {
+            auto& g = groups_[name];
+            open_oom_file(tree_->ver, group, g.oom, g.oom_is_count);
+            g.peak = reread_file((group / (tree_->ver == tree_version::v2
+                                               ? "memory.peak"
+                                               : "memory.max_usage_in_bytes")).string());
+            g.oom_at_start = oom_count(g);
+        }
         ec = tree_->add(group, pid);
     }
     if (ec && created) {
         ::rmdir(group.c_str());
-        oom_at_start_.erase(name);
+        groups_.erase(name);
     }
     return ec;
 }
 
+std::uint64_t memory_limiter::oom_count(const group& g) const {
+    std::string text;
+    if (!g.oom.read(text)) return 0;
+    return (g.oom_is_count ? parse_number(text) : counter(text, "oom_kill")).value_or(0);
+}
+
 bool memory_limiter::oom_killed(const std::string& name) const {
-    auto it = oom_at_start_.find(name);
-    if (it == oom_at_start_.end()) return false;
-    return oom_count(tree_->ver, tree_->parent / name) > it->second;
+    auto it = groups_.find(name);
+    if (it == groups_.end()) return false;
+    return oom_count(it->second) > it->second.oom_at_start;
 }
 
 std::optional<std::uint64_t> memory_limiter::peak_bytes(const std::string& name) const {
-    if (!oom_at_start_.count(name)) return std::nullopt;
-    const fs::path group = tree_->parent / name;
-    return read_number(group / (tree_->ver == tree_version::v2 ? "memory.peak"
-                                                                 : "memory.max_usage_in_bytes"));
+    auto it = groups_.find(name);
+    if (it == groups_.end()) return std::nullopt;
+    std::string text;
+    if (!it->second.peak.read(text)) return std::nullopt;
+    return parse_number(text);
 }
 
 void memory_limiter::release(const std::string& name) {
-    oom_at_start_.erase(name);
+    groups_.erase(name);
     tree_->release(name);
 }
 

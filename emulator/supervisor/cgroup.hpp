@@ -27,6 +27,8 @@
 #include <system_error>
 #include <vector>
 
+#include "emulator/supervisor/reread_file.hpp"
+
 namespace coldbrew::supervisor {
 
 // The CFS period of every environment's CPU quota, in µs: 20 ms. The quota is vcpus × period,
@@ -232,9 +234,18 @@ public:
 private:
     explicit memory_limiter(std::unique_ptr<detail::cgroup_tree> tree);
 
+    // A group limit() made: its OOM count when the first process went in, and the files read
+    // after every invocation, kept open (reread_file.hpp).
+    struct group {
+        std::uint64_t oom_at_start = 0;
+        reread_file oom;          // memory.events (v2); memory.oom_control or memory.failcnt (v1)
+        bool oom_is_count = false;  // the file is a bare number (memory.failcnt)
+        reread_file peak;         // memory.peak (v2), memory.max_usage_in_bytes (v1)
+    };
+    std::uint64_t oom_count(const group& g) const;
+
     std::unique_ptr<detail::cgroup_tree> tree_;
-    // The groups limit() made, with their OOM count when the first process went in.
-    std::map<std::string, std::uint64_t> oom_at_start_;
+    std::map<std::string, group> groups_;
 };
 
 }  // namespace coldbrew::supervisor

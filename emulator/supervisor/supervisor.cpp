@@ -1,14 +1,38 @@
 #include "emulator/supervisor/supervisor.hpp"
 
 #include <signal.h>
+#include <sys/resource.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "emulator/supervisor/reaper.hpp"
+#include "emulator/supervisor/reread_file.hpp"
 
 namespace coldbrew::supervisor {
+
+namespace {
+// The limit on open files coldbrew started with, once raise_open_files_limit() raised it.
+struct rlimit started_files_limit {};
+}  // namespace
+
+std::uint64_t raise_open_files_limit() {
+    struct rlimit now {};
+    if (::getrlimit(RLIMIT_NOFILE, &now) != 0) return 0;
+    if (started_files_limit.rlim_cur == 0) started_files_limit = now;
+    // At most 65,536: plenty for a thousand environments, and not the billion some hard limits
+    // allow, which code that walks every descriptor number would pay for.
+    constexpr rlim_t enough = 65536;
+    const rlim_t want = now.rlim_max == RLIM_INFINITY ? enough : std::min(now.rlim_max, enough);
+    if (want > now.rlim_cur) {
+        struct rlimit raised = now;
+        raised.rlim_cur = want;
+        if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) return want;
+    }
+    return now.rlim_cur;
+}
 
 std::string exit_status::describe() const {
     if (term_signal == 0) return "exit status " + std::to_string(exit_code);
@@ -209,6 +233,10 @@ std::unique_ptr<process> supervisor::spawn(const spawn_options& options,
     s->open_handles = 4;
     s->pid = s->proc.pid;
     s->running = true;
+    // The child inherited the raised limit on open files; give it the one coldbrew started
+    // with (raise_open_files_limit). It is still starting its runtime when this runs.
+    if (started_files_limit.rlim_cur != 0)
+        ::prlimit(s->pid, RLIMIT_NOFILE, &started_files_limit, nullptr);
     s->group = options.group;
     s->mark = options.mark;
     if (reaper_) reaper_->adopt(s->pid, s->group, s->mark);
@@ -232,37 +260,69 @@ std::unique_ptr<process> supervisor::spawn(const spawn_options& options,
 namespace coldbrew::supervisor {
 
 namespace {
+// VmHWM's value in kB from /proc/<pid>/status text; 0 when absent.
+long hwm_kb(const std::string& status) {
+    const auto at = status.find("\nVmHWM:");
+    if (at == std::string::npos) return 0;
+    return std::strtol(status.c_str() + at + 7, nullptr, 10);
+}
+
 long read_hwm_kb(int pid) {
-    std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/status").c_str(), "r");
-    if (!f) return 0;
-    char line[256];
-    long kb = 0;
-    while (std::fgets(line, sizeof(line), f)) {
-        if (std::strncmp(line, "VmHWM:", 6) == 0) {
-            kb = std::strtol(line + 6, nullptr, 10);
-            break;
-        }
+    std::string text;
+    if (!reread_file("/proc/" + std::to_string(pid) + "/status").read(text)) return 0;
+    return hwm_kb(text);
+}
+
+std::string children_path(int pid) {
+    return "/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children";
+}
+
+long tree_hwm_kb(int pid, int depth);
+
+long children_hwm_kb(const std::string& list, int depth) {
+    long total = 0;
+    const char* p = list.c_str();
+    char* end = nullptr;
+    for (long child = std::strtol(p, &end, 10); end != p; child = std::strtol(p, &end, 10)) {
+        p = end;
+        if (child > 0) total += tree_hwm_kb(static_cast<int>(child), depth + 1);
     }
-    std::fclose(f);
-    return kb;
+    return total;
 }
 
 long tree_hwm_kb(int pid, int depth) {
     long total = read_hwm_kb(pid);
     if (depth > 8) return total;
-    std::string path = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children";
-    std::FILE* f = std::fopen(path.c_str(), "r");
-    if (!f) return total;
-    int child = 0;
-    while (std::fscanf(f, "%d", &child) == 1) total += tree_hwm_kb(child, depth + 1);
-    std::fclose(f);
-    return total;
+    std::string list;
+    if (!reread_file(children_path(pid)).read(list)) return total;
+    return total + children_hwm_kb(list, depth);
 }
 }  // namespace
 
 int peak_memory_mb(int pid) {
     if (pid <= 0) return 0;
     long kb = tree_hwm_kb(pid, 0);
+    return static_cast<int>((kb + 1023) / 1024);
+}
+
+struct peak_memory_reader::files {
+    reread_file status, children;
+    std::string text;  // reused between readings
+};
+
+peak_memory_reader::peak_memory_reader() : files_(std::make_unique<files>()) {}
+peak_memory_reader::~peak_memory_reader() = default;
+
+int peak_memory_reader::mb(int pid) {
+    if (pid <= 0) return 0;
+    if (pid != pid_) {
+        pid_ = pid;
+        files_->status = reread_file("/proc/" + std::to_string(pid) + "/status");
+        files_->children = reread_file(children_path(pid));
+    }
+    long kb = 0;
+    if (files_->status.read(files_->text)) kb = hwm_kb(files_->text);
+    if (files_->children.read(files_->text)) kb += children_hwm_kb(files_->text, 0);
     return static_cast<int>((kb + 1023) / 1024);
 }
 

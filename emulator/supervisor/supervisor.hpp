@@ -8,6 +8,7 @@
 
 #include <uv.h>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -80,9 +81,36 @@ private:
 
 namespace coldbrew::supervisor {
 
+// Raises this process's soft limit on open files towards its hard limit (at most 65,536) and
+// returns the soft limit now in force. Each execution environment holds descriptors in
+// coldbrew (its Runtime API connection, output pipes, the files its memory is read from), and
+// a stack of a few hundred functions passes the common soft limit of 1,024. Every process
+// started afterwards gets the limit coldbrew started with back (prlimit(2) right after the
+// spawn), so handlers see the limit they saw before.
+std::uint64_t raise_open_files_limit();
+
 // Peak resident memory (VmHWM) of `pid` and its descendants, in MB rounded up, read from
 // /proc; 0 when unavailable. This is REPORT's "Max Memory Used": on Lambda it is the
 // sandbox's peak, which locally is the handler process tree's.
 int peak_memory_mb(int pid);
+
+// peak_memory_mb for one process read again and again (after every invocation): its
+// /proc/<pid>/status and children list stay open between readings (reread_file.hpp), so a
+// reading of a process without children is two preads. Descendants are read by path.
+class peak_memory_reader {
+public:
+    peak_memory_reader();
+    ~peak_memory_reader();
+    peak_memory_reader(const peak_memory_reader&) = delete;
+    peak_memory_reader& operator=(const peak_memory_reader&) = delete;
+
+    // As peak_memory_mb(pid); a new pid reopens the files.
+    int mb(int pid);
+
+private:
+    struct files;
+    int pid_ = 0;
+    std::unique_ptr<files> files_;
+};
 
 }  // namespace coldbrew::supervisor

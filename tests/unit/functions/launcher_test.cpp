@@ -293,3 +293,23 @@ TEST_CASE("system_host runs a binary once and reads its version", "[unit]") {
     CHECK(host.subdirectories(dir.parent_path()).size() >= 1);
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("node starts with V8's heap sized from MemorySize, as Lambda's bootstrap does", "[unit]") {
+    coldbrew::config::function fn;
+    fn.runtime = "nodejs20.x";
+    fn.interpreter = "/bin/sh";  // any executable: the arguments are what is checked
+    auto args_at = [&](int memory_mb) {
+        fn.memory_mb = memory_mb;
+        return coldbrew::functions::launcher_for(fn, "/rt").args;
+    };
+    using v = std::vector<std::string>;
+    CHECK(args_at(1024) == v{"/bin/sh", "--expose-gc", "--max-http-header-size=81920",
+                             "--max-semi-space-size=51", "--max-old-space-size=922",
+                             "/rt/node/bootstrap.cjs"});
+    const auto small = args_at(128);
+    CHECK(small[3] == "--max-semi-space-size=6");
+    CHECK(small[4] == "--max-old-space-size=116");
+    const auto large = args_at(10240);
+    CHECK(large[3] == "--max-semi-space-size=512");
+    CHECK(large[4] == "--max-old-space-size=9216");
+}
