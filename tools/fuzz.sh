@@ -37,7 +37,7 @@ if [ ! -f "$build/build.ninja" ]; then
   cxx="${FUZZ_CXX:-clang++-16}"
   launcher=()
   command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER="$cxx" \
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE= -DCMAKE_CXX_COMPILER="$cxx" \
     -DCOLDBREW_FUZZ=ON -DCOLDBREW_EXAMPLES=OFF "${launcher[@]}" >/dev/null
 fi
 if [ -n "${FUZZ_NO_BUILD:-}" ]; then

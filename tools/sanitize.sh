@@ -8,12 +8,13 @@
 #
 # Which suites: those of the front ends' protocol logic (codec, runtime_api, gateway, invoke,
 # admin), whose libraries the fuzz harnesses need anyway, so the lane adds only their test
-# files (about 6 CPU-minutes, measured). The harnesses' libraries themselves (models, config with
-# yaml-cpp, functions, telemetry) are most of the lane's build (about 16 CPU-minutes; with -g at -O1), and the
-# whole CI run must stay under 30 minutes on 2 cores (.ci/run): the models and config suites
-# (41 more test files) are left to the normal build, their parsers being fuzzed here
-# (distribution, scenario, templates, coldbrew.yaml); so are http and proxy (Beast and real
-# sockets), front, states, sim and the rest. SANITIZE_SUITES="models config …" runs others.
+# files. The harnesses' libraries themselves (models, config with yaml-cpp, functions,
+# telemetry) are most of the lane's build, and the whole CI run must stay under 30 minutes on
+# 2 cores (.ci/run): the models and config suites (41 more test files) are left to the normal
+# build, their parsers being fuzzed here (distribution, scenario, templates, coldbrew.yaml); so
+# are http and proxy (Beast and real sockets), front, states, sim and the rest.
+# SANITIZE_SUITES="models config …" runs others. Catch2's runner is left uninstrumented, and
+# test code is built at -O0 (tests/CMakeLists.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 suites=(${SANITIZE_SUITES:-codec runtime_api gateway invoke admin})
