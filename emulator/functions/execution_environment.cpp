@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "emulator/functions/function_model.hpp"
+#include "emulator/http/access.hpp"
 #include "emulator/supervisor/supervisor.hpp"
 #include "models/compute/cpu.hpp"
 
@@ -361,6 +362,14 @@ void execution_environment::detach_dependencies() {
 }
 
 void execution_environment::on_runtime_call(http::request req, http::responder respond) {
+    // A web page in a browser on this machine reaches this port too: a cross-origin GET /next
+    // would take the runtime's invocation, a POST answer for it. Runtimes send no Origin and
+    // name 127.0.0.1 in Host (AWS_LAMBDA_RUNTIME_API), so they pass (emulator/http/access.hpp).
+    const http::access_policy runtime_access{"127.0.0.1", runtime_api_->port(), {}};
+    if (auto d = http::check_access(req, runtime_access); !d.allowed()) {
+        respond(rt::error_response(403, "AccessDeniedException", d.reason));
+        return;
+    }
     auto c = rt::parse_call(req);
     if (auto rejection = rt::check_call(phase_, current_id_, c)) {
         // An oversized response still ends the invocation, as Lambda does [spec §1.7].

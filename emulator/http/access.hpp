@@ -1,8 +1,9 @@
 #pragma once
-// Who may talk to coldbrew's control plane (the admin API, the Lambda Invoke API and the Step
-// Functions API): a plain function from a request's headers and the listener's address to a
-// verdict, with no socket in sight. The API Gateway front (the user's own routes) is not
-// checked: it emulates a public API, and its CORS is its own configuration.
+// Who may talk to coldbrew's control plane (the admin API, the Lambda Invoke API, the Step
+// Functions API and each execution environment's Runtime API): a plain function from a
+// request's headers and the listener's address to a verdict, with no socket in sight. The API
+// Gateway front (the user's own routes) is not checked: it emulates a public API, and its CORS
+// is its own configuration.
 //
 // Why: a web page open in a browser on the same machine can send a "simple" cross-origin POST
 // (text/plain or no Content-Type, no preflight) to 127.0.0.1:3002 and change a test's fault

@@ -1,6 +1,7 @@
-// The control plane refuses what a web page can send (a foreign Origin, a rebinding Host),
-// the admin API off loopback needs its token, and requests API Gateway would refuse (an
-// over-long request line, a body shorter than its Content-Length) are answered, not held.
+// The control plane, environments' Runtime APIs included, refuses what a web page can send (a
+// foreign Origin, a rebinding Host), the admin API off loopback needs its token, and requests
+// API Gateway would refuse (an over-long request line, a body shorter than its Content-Length)
+// are answered, not held.
 // Traffic goes to 127.0.0.1 only.
 
 #include <string>
@@ -17,8 +18,9 @@ namespace {
 
 const std::string invocations = "/2015-03-31/functions/Echo/invocations";
 
-void write_app(temp_dir& dir, const std::string& coldbrew_yaml) {
-    write_fake_app(dir, "    Timeout: 5\n", R"(  Echo:
+void write_app(temp_dir& dir, const std::string& coldbrew_yaml,
+               const std::string& globals = "    Timeout: 5\n") {
+    write_fake_app(dir, globals, R"(  Echo:
     Type: AWS::Serverless::Function
     Properties:
       Events:
@@ -83,6 +85,35 @@ TEST_CASE("lockdown: a web page can neither change faults nor invoke; SDK-shaped
     // Only the SDK's call reached the function.
     auto counters = json::parse(http_request(admin, "GET", "/counters").body);
     CHECK(counters["functions"]["Echo"]["invocations"].get<int>() == 1);
+}
+
+TEST_CASE("lockdown: an environment's Runtime API refuses a web page; its runtime is served",
+          "[integration]") {
+    temp_dir dir;
+    write_app(dir, "time_scale: 0.01\n",
+              "    Timeout: 5\n    Environment:\n      Variables:\n"
+              "        FAKE_ECHO_ENV: AWS_LAMBDA_RUNTIME_API\n");
+    coldbrew_process cb({"up", dir.path().string(), "--port", "0", "--invoke-port", "0",
+                         "--admin-port", "0"});
+    const int gateway = cb.wait_for_port();
+    auto first = http_request(gateway, "POST", "/echo", "{}");
+    REQUIRE(first.status == 200);
+    const auto api = json::parse(first.body)["env"]["AWS_LAMBDA_RUNTIME_API"].get<std::string>();
+    REQUIRE(api.rfind("127.0.0.1:", 0) == 0);
+    const int runtime_port = std::stoi(api.substr(api.find(':') + 1));
+
+    // The runtime waits on /next for the next invocation; a page's GET would take it.
+    const std::string next = "/2018-06-01/runtime/invocation/next";
+    auto cross = http_request(runtime_port, "GET", next, "", {{"Origin", "http://evil.example"}});
+    CHECK(cross.status == 403);
+    CHECK(json::parse(cross.body)["errorType"] == "AccessDeniedException");
+    auto rebound = http_request(runtime_port, "GET", next, "",
+                                {{"Host", "rebind.evil.example:" + std::to_string(runtime_port)}});
+    CHECK(rebound.status == 403);
+    // The runtime still gets its invocations.
+    auto second = http_request(gateway, "POST", "/echo", "{}");
+    CHECK(second.status == 200);
+    CHECK(json::parse(second.body)["env"]["AWS_LAMBDA_RUNTIME_API"] == api);
 }
 
 TEST_CASE("lockdown: the admin API off loopback needs the token printed at start; --host 0.0.0.0 warns",
