@@ -966,6 +966,13 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     banner << rm.containment->description() << "\n";
     banner << rm.cpu_note << "\n";
     banner << rm.memory_note << "\n";
+    // Each execution environment holds about ten descriptors in coldbrew (its Runtime API
+    // listener and connection, output pipes, memory files, a client's connection): a low hard
+    // limit runs out with a few hundred environments, as failed starts and reset connections.
+    if (const auto files = supervisor::raise_open_files_limit(); files < 4096)
+        banner << "Open files: the limit is " << files << " (ulimit -n; its hard limit keeps "
+               << "coldbrew from raising it): about " << files / 10
+               << " execution environments can run at once\n";
     if (stack.settings.decision_log)
         banner << "Decision log: " << stack.settings.decision_log->string() << "\n";
     if (recorder.is_open()) banner << "Run record: " << tf.record << " (replay with coldbrew sim PATH --replay FILE)\n";

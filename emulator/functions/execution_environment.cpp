@@ -499,6 +499,8 @@ void execution_environment::finish(outcome kind, std::string payload, std::strin
     if (rep.status == "error") rep.error_type = r.error_type;
 
     auto write_report = [&] {
+        // What the handler wrote before answering, before its END (the pipes race the socket).
+        if (process_) process_->flush_output();
         // After a kill or an exit /proc has nothing left to read; the last reading stands.
         peak_memory_mb_ = max_memory_used_mb(ctx_, fn_, group_id_, memory_reader_, pid(), peak_memory_mb_);
         rep.max_memory_used_mb = peak_memory_mb_;

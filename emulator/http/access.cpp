@@ -155,6 +155,19 @@ bool constant_time_equals(std::string_view a, std::string_view b) {
 }
 
 access_decision check_access(const request& req, const access_policy& p) {
+    // Only the first of repeated headers would be checked: a second Origin or Host is refused
+    // (RFC 9110 §7.2 answers more than one Host with 400; a browser never repeats either).
+    std::size_t origins = 0, hosts = 0;
+    for (const auto& [name, value] : req.headers) {
+        origins += iequals(name, "Origin");
+        hosts += iequals(name, "Host");
+    }
+    if (origins > 1)
+        return refuse(access_verdict::foreign_origin,
+                      "coldbrew refuses a request with more than one Origin header");
+    if (hosts > 1)
+        return refuse(access_verdict::foreign_host,
+                      "coldbrew refuses a request with more than one Host header");
     if (auto origin = req.header("Origin")) {
         const std::string_view o = trim(*origin);
         constexpr std::string_view scheme = "http://";

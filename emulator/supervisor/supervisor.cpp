@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -128,6 +129,25 @@ struct process::state {
         maybe_finish();
     }
 
+    void flush_output() {
+        if (finished) return;
+        for (auto* p : {&out, &err}) {
+            const bool is_out = p == &out;
+            if (is_out ? out_eof : err_eof) continue;
+            auto& buf = is_out ? out_buf : err_buf;
+            uv_os_fd_t fd;
+            if (uv_fileno(reinterpret_cast<uv_handle_t*>(p), &fd) != 0) continue;
+            // The pipe is non-blocking (libuv's): EAGAIN ends it; an end of file or an error
+            // is left for the read callback, which sees it again.
+            for (;;) {
+                const ssize_t n = ::read(fd, readbuf, sizeof readbuf);
+                if (n <= 0) break;
+                buf.append(readbuf, static_cast<std::size_t>(n));
+            }
+            emit(buf, is_out ? callbacks.on_stdout : callbacks.on_stderr, true);
+        }
+    }
+
     void maybe_finish() {
         if (finished || !exited || !(out_eof && err_eof)) return;
         finish();
@@ -162,6 +182,7 @@ process::~process() {
 int process::pid() const noexcept { return state_->pid; }
 bool process::running() const noexcept { return state_->running; }
 void process::kill() { state_->kill_group(); }
+void process::flush_output() { state_->flush_output(); }
 
 std::unique_ptr<process> supervisor::spawn(const spawn_options& options,
                                            process_callbacks callbacks, std::error_code& ec) {

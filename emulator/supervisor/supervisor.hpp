@@ -55,6 +55,11 @@ public:
     // SIGKILL to the whole process group and, with a containment, to everything the process
     // started. Idempotent.
     void kill();
+    // Hands on, without waiting, what the process wrote to stdout and stderr that has not been
+    // read yet, an unfinished last line included as a line of its own. Its output arrives on
+    // pipes that race whatever else it talks to: an execution environment calls this when an
+    // invocation ends, so that what the handler wrote before answering comes before END.
+    void flush_output();
 
     struct state;
 

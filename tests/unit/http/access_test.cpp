@@ -53,6 +53,19 @@ TEST_CASE("access: a foreign Origin is refused, the listener's own passes", "[un
     CHECK(check_access(with({{"Origin", "http://127.0.0.1"}}), loopback(80)).allowed());
 }
 
+TEST_CASE("access: a repeated Origin or Host is refused, though its first value passes", "[unit]") {
+    auto origins = check_access(with({{"Host", "127.0.0.1:3002"},
+                                      {"Origin", "http://127.0.0.1:3002"},
+                                      {"origin", "http://evil.example"}}),
+                                loopback());
+    CHECK(origins.verdict == access_verdict::foreign_origin);
+    CHECK(origins.reason.find("more than one Origin") != std::string::npos);
+    auto hosts =
+        check_access(with({{"Host", "127.0.0.1:3002"}, {"HOST", "rebind.evil.example"}}), loopback());
+    CHECK(hosts.verdict == access_verdict::foreign_host);
+    CHECK(hosts.reason.find("more than one Host") != std::string::npos);
+}
+
 TEST_CASE("access: a Host naming another machine is refused (DNS rebinding)", "[unit]") {
     auto r = check_access(with({{"Host", "rebind.evil.example:3002"}}), loopback());
     CHECK(r.verdict == access_verdict::foreign_host);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "emulator/supervisor/supervisor.hpp"
 #include "tests/catch.hpp"
@@ -57,6 +58,14 @@ struct child {
         for (int fd : {go[0], go[1], done[0], done[1]}) ::close(fd);
     }
 };
+
+// Closes every handle left on `loop` and the loop itself.
+void close_loop(uv_loop_t& loop) {
+    uv_walk(
+        &loop, [](uv_handle_t* h, void*) { if (!uv_is_closing(h)) uv_close(h, nullptr); }, nullptr);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_loop_close(&loop);
+}
 
 }  // namespace
 
@@ -118,9 +127,32 @@ TEST_CASE("raise_open_files_limit: raised for coldbrew, the old limit for what i
     REQUIRE_FALSE(ec);
     while (!exited) uv_run(&loop, UV_RUN_ONCE);
     p.reset();
-    uv_walk(
-        &loop, [](uv_handle_t* h, void*) { if (!uv_is_closing(h)) uv_close(h, nullptr); }, nullptr);
-    uv_run(&loop, UV_RUN_DEFAULT);
-    uv_loop_close(&loop);
+    close_loop(loop);
     CHECK(seen == std::to_string(start.rlim_cur));
+}
+
+TEST_CASE("process::flush_output: unread output now, a partial last line as a line", "[unit]") {
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    coldbrew::supervisor::supervisor sup(&loop, nullptr);
+    coldbrew::supervisor::spawn_options o;
+    o.file = "/bin/sh";
+    o.args = {"sh", "-c", "printf 'first\\nsecond-partial'; printf 'on stderr\\n' >&2; sleep 5"};
+    std::vector<std::string> out, err;
+    std::error_code ec;
+    auto p = sup.spawn(o,
+                       {[&](std::string_view line) { out.emplace_back(line); },
+                        [&](std::string_view line) { err.emplace_back(line); }, nullptr},
+                       ec);
+    REQUIRE_FALSE(ec);
+    // The loop never runs here: whatever arrives comes through flush_output alone.
+    for (int i = 0; i < 500 && (out.size() < 2 || err.empty()); ++i) {
+        p->flush_output();
+        if (out.size() < 2 || err.empty()) ::usleep(10 * 1000);
+    }
+    CHECK(out == std::vector<std::string>{"first", "second-partial"});
+    CHECK(err == std::vector<std::string>{"on stderr"});
+    p->kill();
+    p.reset();
+    close_loop(loop);
 }
