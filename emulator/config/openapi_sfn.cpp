@@ -139,7 +139,9 @@ openapi_sfn_read read_openapi_sfn(const ynode& body, bool http_api,
                     rp[m.key] = m.key == "StateMachineArn" ? state_machine_arn_of(*machine, s)
                                                            : scalar_text(m.value);
                 }
-                r.request_template = rp.dump();
+                // Template values are the author's bytes: invalid UTF-8 is replaced (U+FFFD),
+                // not thrown out of the loader (a found crash).
+                r.request_template = rp.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
             } else if (!http_api && uri.find(rest_marker) != std::string::npos) {
                 r.action = action_of(
                     std::string_view(uri).substr(uri.find(rest_marker) + rest_marker.size()),

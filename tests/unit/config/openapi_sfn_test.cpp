@@ -189,3 +189,18 @@ Resources:
         return n.what.find("Flow") != std::string::npos;
     }));
 }
+
+TEST_CASE("a request parameter that is not UTF-8 is replaced, not thrown (a fuzz crash)",
+          "[unit][config][sfn]") {
+    const settings s;
+    const auto read = read_openapi_sfn(body("paths:\n  /pay:\n    post:\n"
+                                            "      x-amazon-apigateway-integration:\n"
+                                            "        integrationSubtype: StepFunctions-StartExecution\n"
+                                            "        requestParameters:\n"
+                                            "          StateMachineArn: !Ref PaymentFlow\n"
+                                            "          Name: \"a\xff\xfe\"\n"),
+                                       true, machines(), s);
+    REQUIRE(read.routes.size() == 1);
+    const auto params = nlohmann::json::parse(read.routes[0].request_template);
+    CHECK(params["Name"] == "a\xEF\xBF\xBD\xEF\xBF\xBD");
+}
