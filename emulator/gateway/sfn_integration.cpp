@@ -83,8 +83,13 @@ const json* walk(const json& doc, const std::vector<path_step>& steps) {
     return at;
 }
 
+// JSON text of values that carry a client's bytes (headers, query strings, bodies, parse
+// errors quoting them): bytes that are not UTF-8 become U+FFFD instead of a throw that would
+// leave the request unanswered.
+std::string json_text(const json& v) { return v.dump(-1, ' ', false, json::error_handler_t::replace); }
+
 // A value as text: a string as itself, anything else as JSON.
-std::string as_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+std::string as_text(const json& v) { return v.is_string() ? v.get<std::string>() : json_text(v); }
 
 // ---- what a template reads of the request ----------------------------------------------
 
@@ -429,7 +434,7 @@ std::string evaluate(const expr& e, request_view& v) {
         const json* at = walk(*body, e.steps);
         // A path that selects nothing: null as JSON, nothing as a value (unverified).
         if (e.k == expr::kind::input_json)
-            out = at ? at->dump() : "null";
+            out = at ? json_text(*at) : "null";
         else
             out = at && !at->is_null() ? as_text(*at) : "";
         break;
@@ -475,7 +480,7 @@ http::response gateway_answer(config::api_kind kind, int status, const std::stri
     http::response res;
     res.status = status;
     res.set("Content-Type", "application/json");
-    res.body = json{{"message", message}}.dump();
+    res.body = json_text(json{{"message", message}});
     stamp_request_id(res, kind, request_id);
     return res;
 }
@@ -635,7 +640,7 @@ std::variant<std::string, http::response> build_start_request(const http::reques
                 return gateway_answer(kind, 400, "Bad Request", info.request_id);
             }
         }
-        return out.dump();
+        return json_text(out);
     }
     // REST: a request that no template matches passes through (WHEN_NO_MATCH).
     if (!is_json_media_type(req)) return req.body;
@@ -659,7 +664,7 @@ std::variant<std::string, http::response> build_start_request(const http::reques
 
 std::variant<start_call, service_answer> read_start_request(std::string_view body) {
     auto error = [](std::string type, std::string message) {
-        return service_answer{400, json{{"__type", std::move(type)}, {"message", std::move(message)}}.dump()};
+        return service_answer{400, json_text(json{{"__type", std::move(type)}, {"message", std::move(message)}})};
     };
     json j = json::parse(body, nullptr, false);
     if (!j.is_object()) return error("SerializationException", "the request body is not a JSON object");

@@ -251,6 +251,29 @@ TEST_CASE("sfn integration: HTTP API request parameters", "[unit]") {
     }
 }
 
+TEST_CASE("sfn integration: request bytes that are not UTF-8 are replaced, not thrown", "[unit]") {
+    // Headers, query strings and bodies are a client's bytes; JSON text must be UTF-8, and a
+    // throw here would leave the request unanswered.
+    SECTION("an HTTP API parameter read from a header or the raw body") {
+        sfn_route s(http_api(), json{{"StateMachineArn", arn}, {"Input", "$request.body"},
+                                     {"Name", "$request.header.x-run"}}
+                                    .dump());
+        std::string built;
+        REQUIRE_NOTHROW(built = s.body(post("a\xff\xfe", {{"X-Run", "r\xc3\x28"}})));
+        auto out = json::parse(built);
+        CHECK(out["input"] == "a\xef\xbf\xbd\xef\xbf\xbd");  // U+FFFD per bad byte
+        CHECK(out["name"] == "r\xef\xbf\xbd(");
+    }
+    SECTION("a REST body that is not JSON, echoed in the gateway's 400") {
+        sfn_route s(rest_api());
+        http::response bad;
+        REQUIRE_NOTHROW(bad = s.refused(post("{\"a\": \xff}")));
+        CHECK(bad.status == 400);
+        auto message = json::parse(bad.body)["message"].get<std::string>();
+        CHECK(message.starts_with("Could not parse request body into json"));
+    }
+}
+
 TEST_CASE("sfn integration: what Step Functions reads of the request body", "[unit]") {
     auto ok = read_start_request(R"~({"stateMachineArn":"a","input":"{\"x\":1}","name":"n1","traceHeader":"Root=1-x"})~");
     REQUIRE(std::holds_alternative<start_call>(ok));
