@@ -2,10 +2,12 @@
 // source and the log sink — the only place any of them is created — and hands them down.
 
 #include <CLI/CLI.hpp>
-#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/sinks/ansicolor_sink.h>
+#include <spdlog/details/os.h>
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 #include <uv.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <csignal>
@@ -18,6 +20,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -45,6 +48,7 @@
 #include "emulator/supervisor/reaper.hpp"
 #include "emulator/telemetry/decision_log.hpp"
 #include "emulator/telemetry/log_files.hpp"
+#include "emulator/telemetry/output_queue.hpp"
 #include "emulator/telemetry/run_summary.hpp"
 #include "emulator/telemetry/trace_export.hpp"
 #include "emulator/watch/watch.hpp"
@@ -63,9 +67,7 @@ constexpr const char* version_text = "0.1.0";
 // `sam local start-api` interleaves container logs.
 class stream_log_sink final : public telemetry::log_sink {
 public:
-    // flush_each_line false: the stream is flushed elsewhere (turn_flusher).
-    explicit stream_log_sink(std::FILE* out, bool flush_each_line = true)
-        : out_(out), flush_each_line_(flush_each_line) {}
+    explicit stream_log_sink(std::FILE* out) : out_(out) {}
     void write(std::string_view function, std::string_view line) override {
         std::string s;
         s.reserve(function.size() + line.size() + 4);
@@ -75,41 +77,57 @@ public:
         s += line;
         s += '\n';
         std::fwrite(s.data(), 1, s.size(), out_);
-        if (flush_each_line_) std::fflush(out_);
+        std::fflush(out_);
     }
 
 private:
     std::FILE* out_;
-    bool flush_each_line_;
 };
 
-// Keeps `out` fully buffered and flushes it once per turn of the loop, just before the loop
-// waits for I/O. Under load one turn carries many invocations' START, END, REPORT and handler
-// lines, each of which was a write(2) on the loop's thread; now a turn's lines are one. No
-// line waits past the end of the turn that wrote it.
-class turn_flusher {
+// Writes coldbrew's queued output once per turn of the loop, just before it waits for I/O:
+// under load one turn carries many invocations' START, END, REPORT, handler and access-log
+// lines, and they go out in one write per stream. While a reader is behind, a timer retries
+// every 20 ms (neither handle keeps the loop running).
+class turn_pump {
 public:
-    turn_flusher(uv_loop_t* loop, std::FILE* out) : out_(out), handle_(new uv_prepare_t) {
-        static char buffer[1 << 16];
-        std::fflush(out_);
-        std::setvbuf(out_, buffer, _IOFBF, sizeof buffer);
-        uv_prepare_init(loop, handle_);
-        handle_->data = out_;
-        uv_prepare_start(handle_, [](uv_prepare_t* h) { std::fflush(static_cast<std::FILE*>(h->data)); });
-        // It runs every turn but never keeps the loop running.
-        uv_unref(reinterpret_cast<uv_handle_t*>(handle_));
+    turn_pump(uv_loop_t* loop, std::vector<telemetry::queued_output*> outputs)
+        : outputs_(std::move(outputs)), prepare_(new uv_prepare_t), retry_(new uv_timer_t) {
+        uv_prepare_init(loop, prepare_);
+        prepare_->data = this;
+        uv_prepare_start(prepare_, [](uv_prepare_t* h) { static_cast<turn_pump*>(h->data)->pump(); });
+        uv_unref(reinterpret_cast<uv_handle_t*>(prepare_));
+        uv_timer_init(loop, retry_);
+        retry_->data = this;
+        uv_unref(reinterpret_cast<uv_handle_t*>(retry_));
     }
-    ~turn_flusher() {
-        std::fflush(out_);
-        uv_close(reinterpret_cast<uv_handle_t*>(handle_),
-                 [](uv_handle_t* h) { delete reinterpret_cast<uv_prepare_t*>(h); });
+    ~turn_pump() {
+        for (auto* h : {reinterpret_cast<uv_handle_t*>(prepare_), reinterpret_cast<uv_handle_t*>(retry_)}) {
+            h->data = nullptr;
+            uv_close(h, [](uv_handle_t* c) {
+                if (c->type == UV_PREPARE) delete reinterpret_cast<uv_prepare_t*>(c);
+                else delete reinterpret_cast<uv_timer_t*>(c);
+            });
+        }
     }
-    turn_flusher(const turn_flusher&) = delete;
-    turn_flusher& operator=(const turn_flusher&) = delete;
+    turn_pump(const turn_pump&) = delete;
+    turn_pump& operator=(const turn_pump&) = delete;
 
 private:
-    std::FILE* out_;
-    uv_prepare_t* handle_;
+    void pump() {
+        bool all = true;
+        for (auto* o : outputs_) all = o->pump() && all;
+        if (all && waiting_) {
+            uv_timer_stop(retry_);
+        } else if (!all && !waiting_) {
+            uv_timer_start(retry_, [](uv_timer_t* t) { static_cast<turn_pump*>(t->data)->pump(); }, 20, 20);
+        }
+        waiting_ = !all;
+    }
+
+    std::vector<telemetry::queued_output*> outputs_;
+    uv_prepare_t* prepare_;
+    uv_timer_t* retry_;
+    bool waiting_ = false;
 };
 
 std::filesystem::path runtimes_dir() {
@@ -807,9 +825,11 @@ void wait_for_standby(uv_loop_t& loop, app::app& application) {
 }
 
 // `hooks` (null for plain `up`): what `coldbrew test` sees of the run (cli/test_command.hpp).
+// `outputs`: the queued streams behind stdout and stderr, written out once per turn.
 int run_up(const load_flags& lf, int port, const std::string& host,
            std::optional<std::uint64_t> seed_flag, const telemetry_flags& tf,
-           const std::string& ready_file, cli::up_hooks* hooks) {
+           const std::string& ready_file, cli::up_hooks* hooks,
+           std::vector<telemetry::queued_output*> outputs = {}) {
     if (!ready_file.empty()) {
         // A file left by an earlier run would tell a script waiting for it the old addresses;
         // a directory that is not there would make it wait forever: both are settled now.
@@ -839,7 +859,7 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     faults.set_rules(rm.fault_rules, 0.0);
 
     loop_owner lo;
-    turn_flusher flusher(&lo.loop, stdout);
+    turn_pump pump(&lo.loop, std::move(outputs));
     system_clock_source clock;
     // The one place the run's time_scale becomes waits and rates.
     sched::uv_scheduler scheduler(&lo.loop, clock, stack.settings.time_scale);
@@ -848,7 +868,7 @@ int run_up(const load_flags& lf, int port, const std::string& host,
     // A JWT authorizer's keys are read before anything listens: unreadable keys are a config
     // error, not a 401 on every request.
     auto jwt_keys = app::load_jwt_keys(stack);
-    stream_log_sink sink(stdout, false);
+    stream_log_sink sink(stdout);
     run_telemetry tel;
     if (std::string why; !setup_telemetry(tf, stack, &lo.loop, clock, sink, tel, why)) {
         std::fprintf(stderr, "coldbrew: %s\n", why.c_str());
@@ -1424,7 +1444,28 @@ int main(int argc, char** argv) {
         return rc == 0 ? 0 : 2;
     }
 
-    auto logger = spdlog::stderr_color_mt("coldbrew");
+    // `up` writes through queues that a reader who stops reading cannot block: a paused
+    // terminal or a stalled pipe would otherwise freeze every API
+    // (emulator/telemetry/output_queue.hpp). Declared before the logger, which keeps stderr.
+    // `test` sends this output to a log file, and moves descriptors 1 and 2 while it runs.
+    std::optional<telemetry::queued_output> queued_stdout, queued_stderr;
+    auto color = spdlog::color_mode::automatic;
+    if (!testing && cli.got_subcommand("up")) {
+        // The queue's stream is no terminal: colour is decided on the real descriptor.
+        color = isatty(STDERR_FILENO) && spdlog::details::os::is_color_terminal()
+                    ? spdlog::color_mode::always
+                    : spdlog::color_mode::never;
+        std::fflush(stdout);
+        std::fflush(stderr);
+        queued_stdout.emplace(STDOUT_FILENO, "stdout");
+        queued_stderr.emplace(STDERR_FILENO, "stderr");
+        stdout = queued_stdout->stream();
+        stderr = queued_stderr->stream();
+    }
+    auto logger = std::make_shared<spdlog::logger>(
+        "coldbrew", std::make_shared<spdlog::sinks::ansicolor_sink<spdlog::details::console_mutex>>(
+                        stderr, color));
+    spdlog::register_logger(logger);
     logger->set_pattern("%^[coldbrew %l]%$ %v");
     spdlog::set_default_logger(logger);
     spdlog::set_level(spdlog::level::from_str(log_level));
@@ -1472,7 +1513,9 @@ int main(int argc, char** argv) {
                 return run_up(lf, port, host, seed, tf, ready_file, &hooks);
             });
         }
-        if (cli.got_subcommand("up")) return run_up(lf, port, host, seed, tf, ready_file, nullptr);
+        if (cli.got_subcommand("up"))
+            return run_up(lf, port, host, seed, tf, ready_file, nullptr,
+                          {&*queued_stdout, &*queued_stderr});
         if (cli.got_subcommand("sim")) return sim_cli::run_sim(sim_opts);
         if (cli.got_subcommand("report")) return report::run_report(report_opts);
         if (cli.got_subcommand("invoke")) return run_invoke(lf, function, event_file, event_json, seed);
