@@ -254,10 +254,18 @@ std::unique_ptr<process> supervisor::spawn(const spawn_options& options,
     s->open_handles = 4;
     s->pid = s->proc.pid;
     s->running = true;
-    // The child inherited the raised limit on open files; give it the one coldbrew started
-    // with (raise_open_files_limit). It is still starting its runtime when this runs.
-    if (started_files_limit.rlim_cur != 0)
-        ::prlimit(s->pid, RLIMIT_NOFILE, &started_files_limit, nullptr);
+    // The child inherited coldbrew's raised limit on open files; give it Lambda's: 1,024
+    // file descriptors, soft and hard ("Lambda quotas", function configuration, deployment
+    // and execution), never above the hard limit coldbrew started with. It is still starting
+    // its runtime when this runs.
+    if (started_files_limit.rlim_cur != 0) {
+        constexpr rlim_t lambda_files = 1024;
+        const rlim_t cap = started_files_limit.rlim_max == RLIM_INFINITY
+                               ? lambda_files
+                               : std::min(started_files_limit.rlim_max, lambda_files);
+        const struct rlimit handler_limit {cap, cap};
+        ::prlimit(s->pid, RLIMIT_NOFILE, &handler_limit, nullptr);
+    }
     s->group = options.group;
     s->mark = options.mark;
     if (reaper_) reaper_->adopt(s->pid, s->group, s->mark);
