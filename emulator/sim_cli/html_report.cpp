@@ -191,7 +191,7 @@ std::string summary_table(const json& r) {
     o << "<tr><th>latency</th><td>p50 " << ms_label(num(l["p50"])) << " · p90 " << ms_label(num(l["p90"])) << " · p95 "
       << ms_label(num(l["p95"])) << " · p99 " << ms_label(num(l["p99"])) << " · p99.9 " << ms_label(num(l["p99.9"]))
       << "</td></tr>";
-    o << "<tr><th>retries</th><td>" << f(num(r["retry_amplification"]), 4) << " attempts per request; "
+    o << "<tr><th>attempts</th><td>" << f(num(r["retry_amplification"]), 4) << " per request, retries included; "
       << r["duplicates"].get<std::uint64_t>() << " duplicate side effects</td></tr>";
     o << "<tr><th>cold starts</th><td>" << f(num(r["cold_start_share"]["invocations_percent"]), 3)
       << "% of invocations</td></tr>";

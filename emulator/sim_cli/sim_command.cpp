@@ -116,7 +116,8 @@ void print_text(const json& r, const std::string& title, std::ostream& out) {
                 << lpad(ms_text(num(e["latency_ms"]["p50"])), 10) << lpad(ms_text(num(e["latency_ms"]["p95"])), 10)
                 << lpad(ms_text(num(e["latency_ms"]["p99"])), 10) << "\n";
     }
-    out << "  retries       " << fixed(num(r["retry_amplification"]), 4) << " attempts per request (all components)"
+    // Calls made per client request, retries included (1 = no retry anywhere).
+    out << "  attempts      " << fixed(num(r["retry_amplification"]), 4) << " per request (all components, retries included)"
         << "; duplicate side effects " << r["duplicates"].get<std::uint64_t>() << "\n";
     out << "  cold starts   " << fixed(num(r["cold_start_share"]["invocations_percent"]), 3)
         << "% of invocations, " << fixed(num(r["cold_start_share"]["requests_percent"]), 3) << "% of requests\n";
