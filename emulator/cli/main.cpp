@@ -1448,7 +1448,7 @@ int main(int argc, char** argv) {
     // terminal or a stalled pipe would otherwise freeze every API
     // (emulator/telemetry/output_queue.hpp). Declared before the logger, which keeps stderr.
     // `test` sends this output to a log file, and moves descriptors 1 and 2 while it runs.
-    std::optional<telemetry::queued_output> queued_stdout, queued_stderr;
+    std::optional<telemetry::queued_stdio> queued;
     auto color = spdlog::color_mode::automatic;
     if (!testing && cli.got_subcommand("up")) {
         // The queue's stream is no terminal: colour is decided on the real descriptor.
@@ -1457,10 +1457,9 @@ int main(int argc, char** argv) {
                     : spdlog::color_mode::never;
         std::fflush(stdout);
         std::fflush(stderr);
-        queued_stdout.emplace(STDOUT_FILENO, "stdout");
-        queued_stderr.emplace(STDERR_FILENO, "stderr");
-        stdout = queued_stdout->stream();
-        stderr = queued_stderr->stream();
+        queued.emplace();
+        stdout = queued->out();
+        stderr = queued->err();
     }
     auto logger = std::make_shared<spdlog::logger>(
         "coldbrew", std::make_shared<spdlog::sinks::ansicolor_sink<spdlog::details::console_mutex>>(
@@ -1514,8 +1513,7 @@ int main(int argc, char** argv) {
             });
         }
         if (cli.got_subcommand("up"))
-            return run_up(lf, port, host, seed, tf, ready_file, nullptr,
-                          {&*queued_stdout, &*queued_stderr});
+            return run_up(lf, port, host, seed, tf, ready_file, nullptr, queued->outputs());
         if (cli.got_subcommand("sim")) return sim_cli::run_sim(sim_opts);
         if (cli.got_subcommand("report")) return report::run_report(report_opts);
         if (cli.got_subcommand("invoke")) return run_invoke(lf, function, event_file, event_json, seed);

@@ -46,7 +46,10 @@ http::response sfn_error_response(const states::api_error& e, const std::string&
     res.status = e.status;
     res.set("Content-Type", std::string(sfn_content_type));
     res.set("x-amzn-RequestId", request_id);
-    res.body = json{{"__type", e.type}, {"message", e.message}}.dump();
+    // Messages echo what a client sent (an operation name, a field): bytes that are not
+    // UTF-8 become U+FFFD rather than a throw.
+    res.body = json{{"__type", e.type}, {"message", e.message}}.dump(-1, ' ', false,
+                                                                     json::error_handler_t::replace);
     return res;
 }
 
@@ -55,7 +58,7 @@ http::response sfn_json_response(const json& body, const std::string& request_id
     res.status = 200;
     res.set("Content-Type", std::string(sfn_content_type));
     res.set("x-amzn-RequestId", request_id);
-    res.body = body.dump();
+    res.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
     return res;
 }
 

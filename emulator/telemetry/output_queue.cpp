@@ -1,5 +1,6 @@
 #include "emulator/telemetry/output_queue.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <fcntl.h>
 #include <mutex>
@@ -34,7 +35,8 @@ void output_queue::append(std::string_view bytes) {
             in_dropped_line_ = !ends_line;
             continue;
         }
-        if (!in_kept_line_ && !buf_.empty() && buf_.size() + piece.size() > capacity_) {
+        const std::size_t held = buf_.size() + in_flight_;
+        if (!in_kept_line_ && held > 0 && held + piece.size() > capacity_) {
             ++dropped_lines_;
             ++unreported_lines_;
             dropped_bytes_ += piece.size();
@@ -48,7 +50,7 @@ void output_queue::append(std::string_view bytes) {
     }
 }
 
-void output_queue::close() {
+void output_queue::report_dropped() {
     // Lines are dropped only where one starts, and the next line kept reports them first: so
     // unreported lines mean no line is open.
     if (unreported_lines_ > 0) queue_notice();
@@ -120,7 +122,13 @@ struct queued_output::shared {
             if (written == pending.size()) {
                 std::lock_guard lock(mu);
                 pending = queue.take();
+                if (pending.empty()) {
+                    // Caught up: say now where lines were dropped, not when more comes.
+                    queue.report_dropped();
+                    pending = queue.take();
+                }
                 written = 0;
+                queue.set_in_flight(pending.size());
                 if (pending.empty() || m == mode::discard) return true;
             }
             const char* at = pending.data() + written;
@@ -133,6 +141,8 @@ struct queued_output::shared {
             }
             if (n > 0) {
                 written += static_cast<std::size_t>(n);
+                std::lock_guard lock(mu);
+                queue.set_in_flight(pending.size() - written);
             } else if (n < 0 && errno == EINTR) {
                 continue;
             } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -142,6 +152,7 @@ struct queued_output::shared {
                 std::lock_guard lock(mu);
                 m = mode::discard;
                 queue.take();
+                queue.set_in_flight(0);
                 pending.clear();
                 written = 0;
                 return true;
@@ -205,7 +216,7 @@ bool queued_output::finish(std::chrono::milliseconds deadline) {
     {
         std::lock_guard lock(s_->mu);
         if (s_->m != shared::mode::queued) return s_->m == shared::mode::direct;
-        s_->queue.close();
+        s_->queue.report_dropped();
     }
     const auto until = std::chrono::steady_clock::now() + deadline;
     // pump() and finish() run on one thread: no lock needed for `finished`.
@@ -231,6 +242,50 @@ bool queued_output::finish(std::chrono::milliseconds deadline) {
 std::uint64_t queued_output::dropped_lines() const {
     std::lock_guard lock(s_->mu);
     return s_->queue.dropped_lines();
+}
+
+namespace {
+
+// Descriptors 1 and 2 are one file: one terminal, or both ends of one pipe.
+bool same_file(int a, int b) {
+    struct stat sa {}, sb {};
+    return ::fstat(a, &sa) == 0 && ::fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+}  // namespace
+
+queued_stdio::queued_stdio(std::size_t capacity_bytes) {
+    if (same_file(STDOUT_FILENO, STDERR_FILENO)) {
+        out_ = std::make_unique<queued_output>(STDOUT_FILENO, "stdout and stderr", capacity_bytes);
+    } else {
+        out_ = std::make_unique<queued_output>(STDOUT_FILENO, "stdout", capacity_bytes);
+        err_ = std::make_unique<queued_output>(STDERR_FILENO, "stderr", capacity_bytes);
+    }
+}
+
+queued_stdio::~queued_stdio() {
+    if (!finished_) finish(default_drain_deadline);
+}
+
+std::FILE* queued_stdio::out() const { return out_->stream(); }
+std::FILE* queued_stdio::err() const { return err_ ? err_->stream() : out_->stream(); }
+
+std::vector<queued_output*> queued_stdio::outputs() {
+    if (err_) return {out_.get(), err_.get()};
+    return {out_.get()};
+}
+
+bool queued_stdio::finish(std::chrono::milliseconds deadline) {
+    finished_ = true;
+    const auto until = std::chrono::steady_clock::now() + deadline;
+    bool all = out_->finish(deadline);
+    if (err_) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            until - std::chrono::steady_clock::now());
+        all = err_->finish(std::max(left, std::chrono::milliseconds(0))) && all;
+    }
+    return all;
 }
 
 }  // namespace coldbrew::telemetry

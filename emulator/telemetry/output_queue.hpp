@@ -31,6 +31,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace coldbrew::telemetry {
 
@@ -46,11 +47,15 @@ public:
     output_queue(std::size_t capacity_bytes, std::string stream_name);
 
     // Queues one write: any piece of a line, or many lines. A line is dropped when its first
-    // piece would take the queue past `capacity_bytes`; a line longer than the capacity still
-    // passes an empty queue. So the queue holds at most the capacity plus one line.
+    // piece would take what is held (queued and in flight) past `capacity_bytes`; a line
+    // longer than the capacity still passes when nothing is held. So at most the capacity
+    // plus one line is held.
     void append(std::string_view bytes);
-    // The end of the stream: a notice for lines dropped since the last one is queued.
-    void close();
+    // Bytes taken from the queue and not yet written: they count against the capacity.
+    void set_in_flight(std::size_t bytes) { in_flight_ = bytes; }
+    // Queues the notice for lines dropped since the last one, if any: when the reader has
+    // caught up with nothing else to follow, and at the end of the stream.
+    void report_dropped();
     // What is queued, in order, and empties the queue.
     std::string take();
 
@@ -65,6 +70,7 @@ private:
     std::size_t capacity_;
     std::string name_;
     std::string buf_;
+    std::size_t in_flight_ = 0;
     bool in_kept_line_ = false;     // the last byte queued is inside a line
     bool in_dropped_line_ = false;  // the last byte dropped is inside a line
     std::uint64_t dropped_lines_ = 0, dropped_bytes_ = 0;
@@ -100,6 +106,26 @@ public:
 private:
     std::shared_ptr<shared> s_;
     std::FILE* file_ = nullptr;
+    bool finished_ = false;
+};
+
+// stdout and stderr (descriptors 1 and 2) as queued_outputs. When both are the same file (a
+// terminal, `2>&1 | less`) they share one queue, so neither cuts into a line of the other;
+// its notice names "stdout and stderr". finish() gives both one deadline.
+class queued_stdio {
+public:
+    explicit queued_stdio(std::size_t capacity_bytes = default_output_capacity);
+    ~queued_stdio();  // finish(default_drain_deadline) unless finished
+    queued_stdio(const queued_stdio&) = delete;
+    queued_stdio& operator=(const queued_stdio&) = delete;
+
+    std::FILE* out() const;
+    std::FILE* err() const;
+    std::vector<queued_output*> outputs();  // one or two: what the loop pumps
+    bool finish(std::chrono::milliseconds deadline);
+
+private:
+    std::unique_ptr<queued_output> out_, err_;  // err_ null when shared
     bool finished_ = false;
 };
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -92,4 +93,54 @@ TEST_CASE("output: a reader that stops reading stdout does not stop the APIs", "
     CHECK(handler_lines > 0);
     CHECK(handler_lines < 250);
     CHECK(out.find("coldbrew up: gateway listening on") != std::string::npos);
+}
+
+TEST_CASE("output: a node handler's long lines all come before its END", "[integration]") {
+    // Node queues a write the pipe cannot take at once (64 KB lines fill it) instead of
+    // blocking; the runtime sends the outcome only once such writes are out.
+    temp_dir dir;
+    dir.write("template.yaml",
+              "AWSTemplateFormatVersion: '2010-09-09'\n"
+              "Transform: AWS::Serverless-2016-10-31\n"
+              "Resources:\n"
+              "  Chatty:\n"
+              "    Type: AWS::Serverless::Function\n"
+              "    Properties:\n"
+              "      Runtime: nodejs20.x\n"
+              "      Handler: index.handler\n"
+              "      CodeUri: fn\n"
+              "      MemorySize: 1769\n"
+              "      Events:\n"
+              "        Get: {Type: HttpApi, Properties: {Path: /chatty, Method: get}}\n");
+    dir.write("fn/index.js",
+              "exports.handler = async () => {\n"
+              "  for (let i = 0; i < 4; i++) console.log('x'.repeat(65536));\n"
+              "  return {statusCode: 200, body: 'ok'};\n"
+              "};\n");
+    coldbrew_process cb({"up", dir.path().string(), "--port", "0", "--seed", "1"});
+    const int port = cb.wait_for_port();
+    for (int i = 0; i < 10; ++i) REQUIRE(http_request(port, "GET", "/chatty").status == 200);
+    cb.signal(SIGTERM);
+    REQUIRE(cb.wait_exit() == 0);
+
+    // Per request id: its four lines, each whole, then its END.
+    const std::regex end_line(R"(^\[Chatty\] END RequestId: (\S+)$)");
+    std::map<std::string, int> lines_of;
+    int ends = 0;
+    std::size_t length = 0;
+    for (const auto& l : cb.lines()) {
+        std::smatch m;
+        if (l.find("xxxxxxxx") != std::string::npos) {
+            if (length == 0) length = l.size();
+            CHECK(l.size() == length);  // never cut
+            CHECK(l.ends_with(std::string(65536, 'x')));
+            const auto tab = l.find('\t');
+            REQUIRE(tab != std::string::npos);
+            ++lines_of[l.substr(tab + 1, l.find('\t', tab + 1) - tab - 1)];
+        } else if (std::regex_match(l, m, end_line)) {
+            ++ends;
+            CHECK(lines_of[m[1].str()] == 4);  // all of them before END
+        }
+    }
+    CHECK(ends == 10);
 }

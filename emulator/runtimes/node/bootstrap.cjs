@@ -174,8 +174,18 @@ function writeLog(level, message, ...params) {
         : `${new Date().toISOString()}\t${currentRequestId()}\t${level.name}\t${util.format(message, ...params)}`;
     // One log event per call, as in CloudWatch: embedded newlines become carriage returns.
     line = line.replace(/\n/g, '\r');
-    // stdout is a pipe; Node writes pipes synchronously on Linux, so nothing is lost on exit.
+    // stdout is a pipe. A write the pipe cannot take at once (it is full) is queued by Node,
+    // not blocked on: an invocation's outcome waits for such writes (whenOutputWritten).
     process.stdout.write(line + '\n');
+}
+
+// Calls `then` once stdout and stderr hold nothing unwritten, so what a handler wrote reaches
+// coldbrew before its outcome does and lands before END. Node queues a write to a full pipe
+// (a 64 KB line, a slow reader) rather than block; such a line used to be cut at END. Polled:
+// 'drain' fires only after a write returned false. Nearly always nothing is pending.
+function whenOutputWritten(then) {
+    if (process.stdout.writableLength === 0 && process.stderr.writableLength === 0) return then();
+    setTimeout(() => whenOutputWritten(then), 1);
 }
 
 function patchConsole() {
@@ -595,26 +605,27 @@ class Runtime {
             }
             posted = true;
             beforeExitAction = null;
-            let sending;
+            // The outcome is settled (and an error logged) now, and sent once the output is out.
+            let send;
             if (ok && value instanceof RawBody) {
-                sending = this.client.postResponse(id, value.bytes, value.contentType);
+                send = () => this.client.postResponse(id, value.bytes, value.contentType);
             } else if (ok) {
                 let payload;
                 try {
                     payload = serialize(value);
+                    send = () => this.client.postResponse(id, payload);
                 } catch (err) {
                     logError('Invoke Error', err);
-                    sending = this.client.postError(id, err);
+                    send = () => this.client.postError(id, err);
                 }
-                if (!sending) sending = this.client.postResponse(id, payload);
             } else {
                 logError('Invoke Error', value);
-                sending = this.client.postError(id, value);
+                send = () => this.client.postError(id, value);
             }
-            sending.then(() => setImmediate(done), (err) => {
+            whenOutputWritten(() => send().then(() => setImmediate(done), (err) => {
                 process.stderr.write(`coldbrew node runtime: posting the outcome failed: ${err.message}\n`);
                 process.exit(1);
-            });
+            }));
         };
 
         // First call wins among callback / succeed / fail / done (CallbackContext.js).

@@ -83,6 +83,8 @@ TEST_CASE("sfn front: targets", "[unit]") {
     check_error(w.call("AWSStepFunctions.CreateStateMachine", "{}"), "UnknownOperationException");
     check_error(w.call("AWSStepFunctions.Nope", "{}"), "UnknownOperationException");
     check_error(w.call("Lambda.StartExecution", "{}"), "UnknownOperationException");
+    // An operation name that is not UTF-8 is echoed with U+FFFD, not a 500.
+    check_error(w.call("AWSStepFunctions.Bog\xffus", "{}"), "UnknownOperationException");
     check_error(w.call("AWSStepFunctions.ListStateMachines", "{}", "GET"), "UnknownOperationException");
     auto l = w.call("AWSStepFunctions.ListStateMachines", "{}");
     REQUIRE(l);

@@ -88,16 +88,27 @@ TEST_CASE("output queue: a line that started queued is finished, even past the c
         CHECK(lines[0].starts_with("coldbrew: 1 line of output (2 bytes) dropped here"));
         CHECK(lines[1] == std::string(50, 'y'));
     }
-    SECTION("close: the last notice") {
+    SECTION("report_dropped: the notice at the end") {
         q.append("12345678\n");  // after the notice for "x"
         q.append("dropped\n");
-        q.close();
+        q.report_dropped();
         auto lines = split_lines(q.take());
         REQUIRE(lines.size() == 3);
         CHECK(lines[1] == "12345678");
         CHECK(lines[2] == "coldbrew: 1 line of output (8 bytes) dropped here: the reader of stderr "
                           "fell behind");
     }
+}
+
+TEST_CASE("output queue: what is in flight counts against the capacity", "[unit]") {
+    output_queue q(20, "stdout");
+    q.set_in_flight(15);  // taken for writing, not written yet
+    q.append("0123456789\n");
+    CHECK(q.dropped_lines() == 1);
+    q.set_in_flight(0);
+    q.append("0123456789\n");
+    CHECK(q.dropped_lines() == 1);
+    CHECK(split_lines(q.take()).size() == 2);  // the notice, then the line
 }
 
 TEST_CASE("queued output: a stalled reader never blocks the writer, and loses no line in part", "[unit]") {
@@ -167,6 +178,11 @@ TEST_CASE("queued output: a regular file is written whole, a turn's lines at onc
         for (int i = 0; i < 10; ++i) std::fprintf(out.stream(), "line %d\n", i);
         CHECK(out.pump());
         CHECK(out.dropped_lines() == 5);  // …so lines 5-9 were dropped before the pump
+        // Caught up: the notice is written now, not when the next line comes.
+        ::lseek(fd, 0, SEEK_SET);
+        auto first = split_lines(read_to_end(fd));
+        REQUIRE(first.size() == 6);
+        CHECK(first[5].starts_with("coldbrew: 5 lines of output"));
         for (int i = 10; i < 20; ++i) {
             std::fprintf(out.stream(), "line %d\n", i);
             CHECK(out.pump());
@@ -220,4 +236,48 @@ TEST_CASE("queued output: a reader that never resumes costs the end of the run i
     }
     ::close(fds[0]);
     ::close(fds[1]);
+}
+
+TEST_CASE("queued stdio: one queue when stdout and stderr are one file", "[unit]") {
+    // Descriptors 1 and 2 are swapped for pipes for the test's length, then restored before
+    // anything is checked (the test runner writes to them).
+    const int saved_out = ::dup(1), saved_err = ::dup(2);
+    int one[2], two[2];
+    REQUIRE(::pipe(one) == 0);
+    REQUIRE(::pipe(two) == 0);
+    std::size_t shared_outputs = 0, separate_outputs = 0;
+    bool shared_same_stream = false, separate_same_stream = true;
+    std::string shared_text;
+    {
+        ::dup2(one[1], 1);
+        ::dup2(one[1], 2);  // `2>&1`
+        queued_stdio io;
+        shared_outputs = io.outputs().size();
+        shared_same_stream = io.out() == io.err();
+        std::fprintf(io.out(), "to stdout\n");
+        std::fprintf(io.err(), "to stderr\n");
+        io.finish(std::chrono::seconds(5));
+    }
+    {
+        ::dup2(two[1], 2);
+        queued_stdio io;
+        separate_outputs = io.outputs().size();
+        separate_same_stream = io.out() == io.err();
+        io.finish(std::chrono::seconds(5));
+    }
+    ::dup2(saved_out, 1);
+    ::dup2(saved_err, 2);
+    ::close(saved_out);
+    ::close(saved_err);
+    ::close(one[1]);
+    ::close(two[1]);
+    shared_text = read_to_end(one[0]);
+    ::close(one[0]);
+    ::close(two[0]);
+
+    CHECK(shared_outputs == 1);
+    CHECK(shared_same_stream);
+    CHECK(shared_text == "to stdout\nto stderr\n");
+    CHECK(separate_outputs == 2);
+    CHECK_FALSE(separate_same_stream);
 }
