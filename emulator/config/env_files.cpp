@@ -296,6 +296,11 @@ env_vars_file parse_env_vars(const std::string& text, const std::filesystem::pat
         if (auto colon = message.find("syntax error"); colon != std::string::npos)
             message = message.substr(colon);
         throw config_error(position_of(text, at, name), "", "not valid JSON: " + message);
+    } catch (const nlohmann::json::exception& e) {
+        // A number too large for a double (out_of_range.406): no position is given.
+        std::string message = e.what();
+        if (auto close = message.find("] "); close != std::string::npos) message.erase(0, close + 2);
+        throw config_error({name, 0, 0}, "", "not valid JSON: " + message);
     }
     // Positions come from reading the same text as YAML (JSON is YAML 1.2); a file yaml-cpp
     // cannot read gives positions at the file only.

@@ -116,7 +116,7 @@ nlohmann::json parse_definition_text(const std::string& text, const ynode& at,
                                      const std::string& what) {
     try {
         return nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {
         fail(at, what + " is not valid JSON: " + e.what());
     }
 }
@@ -147,6 +147,10 @@ nlohmann::json load_definition_file(const std::filesystem::path& file, const yno
                 }
             }
             throw config_error({file.string(), line, column}, "",
+                               "state machine definition is not valid JSON: " +
+                                   std::string(e.what()));
+        } catch (const nlohmann::json::exception& e) {  // a number too large for a double
+            throw config_error({file.string(), 0, 0}, "",
                                "state machine definition is not valid JSON: " +
                                    std::string(e.what()));
         }

@@ -229,8 +229,9 @@ task_outcome task_outcome_of(const functions::invocation_result& r, bool lambda_
         json payload;
         try {
             payload = r.payload.empty() ? json() : json::parse(r.payload);
-        } catch (const json::parse_error&) {
-            payload = r.payload;  // not JSON: the text, as a string
+        } catch (const json::exception&) {
+            // Not JSON (or a number too large for a double): the text, as a string.
+            payload = r.payload;
         }
         task_outcome o;
         o.output = lambda_invoke ? invoke_answer(std::move(payload), 200, r.request_id)
@@ -244,7 +245,7 @@ task_outcome task_outcome_of(const functions::invocation_result& r, bool lambda_
                 const auto j = json::parse(r.payload);
                 if (j.is_object() && j.contains("errorType") && j["errorType"].is_string())
                     type = j["errorType"].get<std::string>();
-            } catch (const json::parse_error&) {
+            } catch (const json::exception&) {
             }
         }
         if (type.empty())

@@ -120,7 +120,7 @@ struct request_view {
             } else {
                 try {
                     body = json::parse(req.body);
-                } catch (const json::parse_error& e) {
+                } catch (const json::exception& e) {  // syntax, or a number overflow
                     body = json();
                     body_error = e.what();
                     return nullptr;

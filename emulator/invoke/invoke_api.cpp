@@ -73,8 +73,10 @@ std::string parse_error_detail(const std::string& payload) {
         auto j = nlohmann::json::parse(payload); // throws: accept() said it is not JSON
         (void)j;
         return "invalid JSON";
-    } catch (const nlohmann::json::parse_error& e) {
-        // Drop nlohmann's "[json.exception.parse_error.101] " tag.
+    } catch (const nlohmann::json::exception& e) {
+        // A syntax error, or a number too large for a double (out_of_range.406: unverified
+        // what Lambda does with one; refused as not JSON here rather than answered with a
+        // 500). Drop nlohmann's "[json.exception.parse_error.101] " tag.
         std::string what = e.what();
         auto close = what.find("] ");
         return close == std::string::npos ? what : what.substr(close + 2);

@@ -176,7 +176,7 @@ part read_part(const std::string& file) {
     json j;
     try {
         j = json::parse(in);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // syntax, or a number overflow
         throw part_error(file, "", std::string("not JSON: ") + e.what());
     }
     return part_from_json(j, file);

@@ -369,7 +369,7 @@ service::service(const config::stack& stack, service_deps deps)
             throw config::config_error(
                 sm.where, e.path().empty() ? sm.definition_key : sm.definition_key + "." + e.path(),
                 message);
-        } catch (const json::parse_error& e) {
+        } catch (const json::exception& e) {  // syntax, or a number overflow
             throw config::config_error(sm.where, sm.definition_key,
                                        std::string("the definition is not JSON: ") + e.what());
         }

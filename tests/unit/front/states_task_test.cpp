@@ -171,6 +171,8 @@ TEST_CASE("states task: what a Task sees of each invocation outcome", "[unit]") 
     CHECK(o.output["SdkResponseMetadata"]["RequestId"] == "req-1");
     CHECK(o.output["SdkHttpMetadata"]["HttpStatusCode"] == 200);
     CHECK(front::task_outcome_of(ok(R"({"id":"ch_1"})"), false).output == json{{"id", "ch_1"}});
+    // A number too large for a double is no JSON here: the text, as a string (it threw).
+    CHECK(front::task_outcome_of(ok(R"({"n":1e999})"), false).output == R"({"n":1e999})");
 
     functions::invocation_result e;
     e.kind = functions::outcome::function_error;
