@@ -7,9 +7,11 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 #include <uv.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cctype>
 #include <charconv>
@@ -86,49 +88,102 @@ private:
 
 // Writes coldbrew's queued output once per turn of the loop, just before it waits for I/O:
 // under load one turn carries many invocations' START, END, REPORT, handler and access-log
-// lines, and they go out in one write per stream. While a reader is behind, a timer retries
-// every 20 ms (neither handle keeps the loop running).
+// lines, and they go out in one write per stream. While a reader is behind, its descriptor is
+// watched for room (a pipe or terminal: coldbrew's own non-blocking description), or, for a
+// socket whose flags are shared, retried every 20 ms. No handle keeps the loop running.
 class turn_pump {
 public:
     turn_pump(uv_loop_t* loop, std::vector<telemetry::queued_output*> outputs)
-        : outputs_(std::move(outputs)), prepare_(new uv_prepare_t), retry_(new uv_timer_t) {
+        : prepare_(new uv_prepare_t), retry_(new uv_timer_t) {
         uv_prepare_init(loop, prepare_);
         prepare_->data = this;
         uv_prepare_start(prepare_, [](uv_prepare_t* h) { static_cast<turn_pump*>(h->data)->pump(); });
-        uv_unref(reinterpret_cast<uv_handle_t*>(prepare_));
+        unref(prepare_);
         uv_timer_init(loop, retry_);
         retry_->data = this;
-        uv_unref(reinterpret_cast<uv_handle_t*>(retry_));
+        unref(retry_);
+        for (auto* o : outputs) {
+            watch w{o, nullptr, false};
+            if (const int fd = o->writable_fd(); fd >= 0) {
+                auto* p = new uv_poll_t;
+                if (uv_poll_init(loop, p, fd) == 0) {
+                    p->data = this;
+                    unref(p);
+                    w.poll = p;
+                } else {
+                    delete p;
+                }
+            }
+            watches_.push_back(w);
+        }
     }
     ~turn_pump() {
-        for (auto* h : {reinterpret_cast<uv_handle_t*>(prepare_), reinterpret_cast<uv_handle_t*>(retry_)}) {
-            h->data = nullptr;
-            uv_close(h, [](uv_handle_t* c) {
-                if (c->type == UV_PREPARE) delete reinterpret_cast<uv_prepare_t*>(c);
-                else delete reinterpret_cast<uv_timer_t*>(c);
-            });
-        }
+        close(prepare_);
+        close(retry_);
+        for (auto& w : watches_)
+            if (w.poll) close(w.poll);
     }
     turn_pump(const turn_pump&) = delete;
     turn_pump& operator=(const turn_pump&) = delete;
 
 private:
-    void pump() {
-        bool all = true;
-        for (auto* o : outputs_) all = o->pump() && all;
-        if (all && waiting_) {
-            uv_timer_stop(retry_);
-        } else if (!all && !waiting_) {
-            uv_timer_start(retry_, [](uv_timer_t* t) { static_cast<turn_pump*>(t->data)->pump(); }, 20, 20);
-        }
-        waiting_ = !all;
+    struct watch {
+        telemetry::queued_output* out;
+        uv_poll_t* poll;  // null: retried on the timer
+        bool polling;
+    };
+
+    template <typename H>
+    static void unref(H* h) { uv_unref(reinterpret_cast<uv_handle_t*>(h)); }
+    template <typename H>
+    static void close(H* h) {
+        h->data = nullptr;
+        uv_close(reinterpret_cast<uv_handle_t*>(h), [](uv_handle_t* c) { delete reinterpret_cast<H*>(c); });
     }
 
-    std::vector<telemetry::queued_output*> outputs_;
+    void pump() {
+        bool retry = false;
+        for (auto& w : watches_) {
+            const bool done = w.out->pump();
+            if (!w.poll) {
+                retry = retry || !done;
+            } else if (!done && !w.polling) {
+                uv_poll_start(w.poll, UV_WRITABLE, [](uv_poll_t* p, int, int) {
+                    if (p->data) static_cast<turn_pump*>(p->data)->pump();
+                });
+                w.polling = true;
+            } else if (done && w.polling) {
+                uv_poll_stop(w.poll);
+                w.polling = false;
+            }
+        }
+        if (retry && !retrying_) {
+            uv_timer_start(retry_, [](uv_timer_t* t) { static_cast<turn_pump*>(t->data)->pump(); }, 20, 20);
+        } else if (!retry && retrying_) {
+            uv_timer_stop(retry_);
+        }
+        retrying_ = retry;
+    }
+
     uv_prepare_t* prepare_;
     uv_timer_t* retry_;
-    bool waiting_ = false;
+    std::vector<watch> watches_;
+    bool retrying_ = false;
 };
+
+// A descriptor 0, 1 or 2 that is closed (`coldbrew up <&- >&-`) is opened on /dev/null: the
+// loop's own descriptors and the pipes to handlers would take those numbers, which libuv
+// refuses (it aborts) and which a child's stdio would overwrite.
+void open_missing_stdio() {
+    for (int fd = 0; fd <= 2; ++fd) {
+        if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+        const int got = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+        if (got >= 0 && got != fd) {
+            ::dup2(got, fd);
+            ::close(got);
+        }
+    }
+}
 
 std::filesystem::path runtimes_dir() {
     if (const char* env = std::getenv("COLDBREW_RUNTIMES_DIR")) return env;
@@ -1263,6 +1318,7 @@ int run_invoke(const load_flags& lf, const std::string& function, const std::str
 }  // namespace
 
 int main(int argc, char** argv) {
+    open_missing_stdio();
     if (argc == 2 && std::string_view(argv[1]) == "__reaper") return supervisor::run_reaper_main();
     // A client that hangs up mid-response must cost one connection, not the emulator
     // (libuv reports EPIPE; children get default dispositions back in uv_spawn).

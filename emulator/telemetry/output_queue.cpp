@@ -211,6 +211,8 @@ queued_output::~queued_output() {
 
 bool queued_output::pump() { return s_->pump(); }
 
+int queued_output::writable_fd() const { return s_->how == shared::way::nonblocking ? s_->own_fd : -1; }
+
 bool queued_output::finish(std::chrono::milliseconds deadline) {
     finished_ = true;
     {

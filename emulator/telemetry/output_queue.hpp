@@ -93,6 +93,10 @@ public:
     // file is written whole). True when nothing is left waiting. The loop calls it once per
     // turn, and on a timer while the reader is behind.
     bool pump();
+    // The descriptor to watch for room while pump() is behind: coldbrew's own non-blocking
+    // description of a pipe or terminal; -1 for a socket (its flags are shared: retry on a
+    // timer) or a file (pump() never falls behind).
+    int writable_fd() const;
     // Ends the queue: writes what it holds (with a last notice) within `deadline`, then
     // writes go straight to `fd`. When the reader has not taken it all by then, the rest is
     // abandoned and so is later output (false): a run that is ending must not hang on a

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -22,10 +23,19 @@
 using namespace coldbrew::testing;
 using json = nlohmann::json;
 
-TEST_CASE("output: a reader that stops reading stdout does not stop the APIs", "[integration]") {
-    temp_dir dir;
-    // A whole vCPU: the fake's JSON work on 64 KB events is not slowed by a small share.
-    write_fake_app(dir, "    MemorySize: 1769\n", R"(  Echo:
+namespace {
+
+// The gateway's port from a --ready-file, once `up` wrote it (at most 20 s).
+int gateway_port(const std::filesystem::path& ready) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (read_file(ready).empty() && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const auto addresses = json::parse(read_file(ready));
+    const std::string gateway = addresses["gateway"].get<std::string>();
+    return std::stoi(gateway.substr(gateway.rfind(':') + 1));
+}
+
+const char* echo_route = R"(  Echo:
     Type: AWS::Serverless::Function
     Properties:
       Events:
@@ -34,7 +44,14 @@ TEST_CASE("output: a reader that stops reading stdout does not stop the APIs", "
           Properties:
             Path: /echo
             Method: post
-)");
+)";
+
+}  // namespace
+
+TEST_CASE("output: a reader that stops reading stdout does not stop the APIs", "[integration]") {
+    temp_dir dir;
+    // A whole vCPU: the fake's JSON work on 64 KB events is not slowed by a small share.
+    write_fake_app(dir, "    MemorySize: 1769\n", echo_route);
     // coldbrew's stdout is a FIFO whose only reader, this test, reads nothing until the
     // requests are answered.
     const auto fifo = dir.path() / "stdout.fifo";
@@ -46,12 +63,7 @@ TEST_CASE("output: a reader that stops reading stdout does not stop the APIs", "
                                "--ready-file \"$2\" > \"$3\"",
                          coldbrew_binary(), dir.path().string(), ready.string(), fifo.string()},
                         {}, "/bin/sh");
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (read_file(ready).empty() && std::chrono::steady_clock::now() < until)
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    const auto addresses = json::parse(read_file(ready));
-    const std::string gateway = addresses["gateway"].get<std::string>();
-    const int port = std::stoi(gateway.substr(gateway.rfind(':') + 1));
+    const int port = gateway_port(ready);
 
     // 250 handler lines of 64 KB: 16 MB against a 64 KB pipe and coldbrew's 8 MB queue.
     const std::string payload = json{{"log", std::string(64 * 1024, 'x')}}.dump();
@@ -143,4 +155,22 @@ TEST_CASE("output: a node handler's long lines all come before its END", "[integ
         }
     }
     CHECK(ends == 10);
+}
+
+TEST_CASE("output: started with its standard descriptors closed, coldbrew serves and stops cleanly",
+          "[integration]") {
+    // Closed 0-2 were taken by the loop's own descriptors and the pipes to handlers: libuv
+    // aborted at exit, and every runtime died before exec.
+    temp_dir dir;
+    write_fake_app(dir, "", echo_route);
+    const auto ready = dir.path() / "ready.json";
+    coldbrew_process cb({"-c", "exec \"$0\" up \"$1\" --port 0 --invoke-port 0 --admin-port 0 "
+                               "--ready-file \"$2\" <&- >&- 2>&-",
+                         coldbrew_binary(), dir.path().string(), ready.string()},
+                        {}, "/bin/sh");
+    const int port = gateway_port(ready);
+    auto r = http_request(port, "POST", "/echo", "{}", {{"Content-Type", "application/json"}});
+    CHECK(r.status == 200);
+    cb.signal(SIGTERM);
+    CHECK(cb.wait_exit() == 0);
 }
