@@ -112,6 +112,11 @@ void execution_environment::begin_cold_start(double modeled_init_ms) {
     });
 }
 
+int execution_environment::read_memory_mb() {
+    peak_memory_mb_ = max_memory_used_mb(ctx_, fn_, group_id_, memory_reader_, pid(), peak_memory_mb_);
+    return peak_memory_mb_;
+}
+
 void execution_environment::claim(std::uint64_t id) {
     id_ = id;
     kind_ = kind::on_demand;

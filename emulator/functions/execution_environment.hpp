@@ -45,6 +45,9 @@ public:
     // next.
     void claim(std::uint64_t id);
     bool standby() const noexcept { return kind_ == kind::standby; }
+    // Its process tree's memory now, as REPORT's Max Memory Used reads it (MB): for the memory
+    // budget, when a standby or provisioned environment is ready before it has served.
+    int read_memory_mb();
     // The runtime has called /next once: its local init (runtime start and the handler's
     // static code) is done.
     bool local_init_done() const noexcept { return local_ready_; }

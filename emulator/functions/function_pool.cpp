@@ -54,18 +54,37 @@ function_pool::function_pool(const config::function& fn, const function_model& m
 }
 
 void function_pool::on_memory_reading(const execution_environment& env, int memory_mb) {
-    if (ctx_.budget && !env.standby() && !shut_down_)
-        ctx_.budget->reading(fn_.name, env.id(), memory_mb);
+    if (!ctx_.budget || shut_down_) return;
+    if (env.standby()) standby_mb_ = memory_mb;
+    ctx_.budget->reading(fn_.name, env.id(), memory_mb, env.standby());
 }
 
 bool function_pool::budget_evictable(std::uint64_t id) const {
     if (shut_down_ || stale_code_.count(id)) return false;
+    // A standby environment is always idle (its id is from a range the policy never uses).
+    for (const auto& e : standby_)
+        if (e->id() == id) return e->alive();
     auto it = environments_.find(id);
     return it != environments_.end() && it->second->alive() && !it->second->assigned() &&
            !it->second->provisioned();
 }
 
 void function_pool::evict_for_budget(std::uint64_t id) {
+    auto spare = std::find_if(standby_.begin(), standby_.end(),
+                              [&](const auto& e) { return e->id() == id; });
+    if (spare != standby_.end()) {
+        ++stats_.budget_evictions;
+        standby_held_ = true;
+        spdlog::debug("{}: standby execution environment {} ended (memory-budget: {} of {} MB in use)",
+                      fn_.name, id, ctx_.budget->total_mb(), ctx_.budget->budget_mb());
+        // Out of standby_ first: its exit then finds it already ended, as after retire_code.
+        auto env = std::move(*spare);
+        standby_.erase(spare);
+        env->kill("memory-budget");
+        dead_.push_back(std::move(env));
+        schedule_collect();
+        return;
+    }
     auto it = environments_.find(id);
     if (it == environments_.end()) return;
     execution_environment* env = it->second.get();
@@ -106,7 +125,7 @@ std::size_t function_pool::standby_target() const {
 
 bool function_pool::standby_settled() const noexcept {
     if (standby_failed_ || shut_down_) return true;
-    if (standby_.size() < standby_target()) return false;
+    if (standby_.size() < standby_target() && !standby_held_) return false;
     return std::all_of(standby_.begin(), standby_.end(),
                        [](const auto& e) { return e->local_init_done() || !e->alive(); });
 }
@@ -182,10 +201,17 @@ void function_pool::refill_standby() {
     if (shut_down_ || standby_failed_ || standby_.size() >= standby_target()) return;
     for (const auto& e : standby_)
         if (!e->local_init_done()) return;
+    // memory_budget_mb: after a standby environment was evicted, another only when it fits.
+    if (standby_held_ && ctx_.budget && !ctx_.budget->fits(standby_mb_)) return;
+    standby_held_ = false;
     spawn_standby();
 }
 
-void function_pool::on_standby_ready(execution_environment&) { refill_standby(); }
+void function_pool::on_standby_ready(execution_environment& env) {
+    // Counted from now: a spare process holds its memory before it serves.
+    if (ctx_.budget) on_memory_reading(env, env.read_memory_mb());
+    refill_standby();
+}
 
 execution_environment* function_pool::start_cold(std::uint64_t id, std::string& error_type,
                                                  std::string& error_message) {
@@ -200,6 +226,8 @@ execution_environment* function_pool::start_cold(std::uint64_t id, std::string& 
     if (pick == standby_.end()) return start_environment(id, false, error_type, error_message);
     auto env = std::move(*pick);
     standby_.erase(pick);
+    // Its next reading, after it has served, is under the policy's id.
+    if (ctx_.budget) ctx_.budget->forget(fn_.name, env->id());
     env->claim(id);
     ++stats_.standby_taken;
     auto* raw = env.get();
@@ -476,7 +504,9 @@ void function_pool::end_burst() {
                  b.overrun_max_ms, b.overrun_ms, advice);
 }
 
-void function_pool::on_provisioned_ready(execution_environment&) {
+void function_pool::on_provisioned_ready(execution_environment& env) {
+    // Counted from now, before it serves (it is never evicted for the budget).
+    if (ctx_.budget) on_memory_reading(env, env.read_memory_mb());
     // Said once, when the configured number is first reached: scripts (and people) wait for
     // it before measuring, as a deployment waits for provisioned concurrency to be READY.
     if (++provisioned_ready_ == static_cast<std::size_t>(model_.limits.provisioned_concurrency))
@@ -487,6 +517,7 @@ void function_pool::on_provisioned_ready(execution_environment&) {
 void function_pool::on_exit(execution_environment& env, std::optional<invocation> undelivered,
                             std::string request_id, const std::string& reason) {
     if (env.standby()) {
+        if (ctx_.budget) ctx_.budget->forget(fn_.name, env.id());
         auto it = std::find_if(standby_.begin(), standby_.end(),
                                [&](const auto& e) { return e.get() == &env; });
         const bool retired = it == standby_.end();  // by retire_code: already dead_

@@ -159,7 +159,8 @@ struct pool_stats {
     std::uint64_t timeouts = 0;
     std::uint64_t evictions = 0;         // idle keep-alive or maximum lifetime reached, or
                                          // evicted to keep within memory_budget_mb
-    std::uint64_t budget_evictions = 0;  // of those, for memory_budget_mb
+    std::uint64_t budget_evictions = 0;  // for memory_budget_mb: those of `evictions`, and
+                                         // standby environments ended (not in `evictions`)
     std::uint64_t provisioned = 0;       // provisioned environments started (incl. replacements)
     // Cold starts whose local init outlasted the modeled Init Duration, and the real ms they
     // outlasted it by in all: the latency this machine, not the model, set.
@@ -254,7 +255,8 @@ private:
     void on_done(execution_environment& env, const invocation_result& r, const answer_timing& t);
     // From an environment that has just stated its Max Memory Used (after an invocation).
     void on_memory_reading(const execution_environment& env, int memory_mb);
-    // memory_budget: whether environment `id` is idle and on-demand, and its eviction.
+    // memory_budget: whether environment `id` is idle and on-demand (or standby), and its
+    // eviction.
     bool budget_evictable(std::uint64_t id) const;
     void evict_for_budget(std::uint64_t id);
     // From a provisioned environment whose runtime has finished its init.
@@ -297,6 +299,8 @@ private:
     standby_setting standby_setting_;
     std::uint64_t next_standby_id_ = 0;
     bool standby_failed_ = false;     // one failed its init or died: no more are started
+    bool standby_held_ = false;       // one was evicted for memory_budget_mb: refilled when one fits
+    int standby_mb_ = 0;              // a standby environment's memory when ready (MB), for the budget
     std::size_t peak_busy_ = 0;
     struct burst {
         std::uint64_t cold_starts = 0, overruns = 0;

@@ -46,11 +46,11 @@ void memory_budget::leave(const std::string& function) {
 }
 
 void memory_budget::reading(const std::string& function, std::uint64_t environment,
-                            int memory_mb) {
+                            int memory_mb, bool spare) {
     auto& s = envs_[{function, environment}];
     total_mb_ -= static_cast<std::uint64_t>(s.memory_mb);
     s.memory_mb = std::max(memory_mb, 0);
-    s.last_used = ++clock_;
+    s.last_used = spare ? 0 : ++clock_;
     total_mb_ += static_cast<std::uint64_t>(s.memory_mb);
     if (total_mb_ > budget_mb_) enforce();
 }

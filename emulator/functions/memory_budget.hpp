@@ -7,15 +7,20 @@
 //
 // What counts: each environment's memory as its last REPORT stated it (Max Memory Used, MB:
 // the process tree's high-water mark, or its memory cgroup's peak), read after each
-// invocation it served; no extra /proc reads. A standby environment that has not served yet
-// counts nothing. When the total passes the budget, idle on-demand environments are evicted,
-// least recently used first, until the total fits again; busy and provisioned environments are
-// never evicted (a budget smaller than what they use is simply exceeded). Each eviction is a
-// decision-log line {"event":"discarded",…,"reason":"memory-budget"} and counts in the
-// function's evictions.
+// invocation it served; standby (spare) and provisioned environments are read once when their
+// init is done, before they serve. When the total passes the budget, standby environments go
+// first (they are spares: a cold start without one only waits for its own process start),
+// then idle on-demand environments, least recently used first, until the total fits again;
+// busy and provisioned environments are never evicted (a budget smaller than what they use is
+// simply exceeded). A function whose standby environment was evicted starts another only when
+// it fits. Each eviction of an on-demand environment is a decision-log line
+// {"event":"discarded",…,"reason":"memory-budget"} and counts in the function's evictions;
+// standby environments are outside the model (no decision-log line) and count in its
+// budget_evictions only.
 //
 // Not thread-safe: use from the loop thread.
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -30,8 +35,8 @@ struct budget_entry {
     std::string function;      // the function's logical id (ties in `last_used` go by it, then id)
     std::uint64_t environment = 0;
     int memory_mb = 0;         // its last reading
-    std::uint64_t last_used = 0;  // order of its last reading: larger is more recent
-    bool evictable = false;    // idle and on-demand
+    std::uint64_t last_used = 0;  // order of its last reading: larger is more recent; 0 for a spare
+    bool evictable = false;    // idle and on-demand, or a spare
 };
 
 // Which entries to evict so that the total fits `budget_mb`: indices into `entries`, least
@@ -57,9 +62,15 @@ public:
     void join(const std::string& function, member m);
     void leave(const std::string& function);
 
-    // An environment's reading after it served an invocation; may evict others (or, when it
-    // is idle already, this one).
-    void reading(const std::string& function, std::uint64_t environment, int memory_mb);
+    // An environment's reading after it served an invocation, or (`spare`: a standby
+    // environment, evicted before any other) when its init is done; may evict others (or,
+    // when it is idle already, this one).
+    void reading(const std::string& function, std::uint64_t environment, int memory_mb,
+                 bool spare = false);
+    // Whether `memory_mb` more fits now.
+    bool fits(int memory_mb) const noexcept {
+        return total_mb_ + static_cast<std::uint64_t>(std::max(memory_mb, 0)) <= budget_mb_;
+    }
     // The environment is gone.
     void forget(const std::string& function, std::uint64_t environment);
 

@@ -85,3 +85,22 @@ TEST_CASE("memory_budget: readings past the budget evict through the pools", "[u
     b.leave("B");
     CHECK(b.total_mb() == 0);
 }
+
+TEST_CASE("memory_budget: spare (standby) environments count, and go before any idle one", "[unit]") {
+    memory_budget b(100);
+    std::vector<std::pair<std::string, std::uint64_t>> evicted;
+    for (const char* fn : {"A", "B"}) {
+        const std::string name = fn;
+        b.join(name, {[](std::uint64_t) { return true; },
+                      [&, name](std::uint64_t id) { evicted.emplace_back(name, id); }});
+    }
+    b.reading("A", 0, 30);                  // served first: the least recently used idle one
+    b.reading("B", 900, 30, /*spare=*/true);  // B's standby, read when its init was done
+    CHECK(b.total_mb() == 60);
+    CHECK(b.fits(40));
+    CHECK_FALSE(b.fits(41));
+    b.reading("B", 1, 50);  // 110 MB: B's spare goes, though A 0 was used earlier
+    REQUIRE(evicted.size() == 1);
+    CHECK(evicted[0] == std::make_pair(std::string("B"), std::uint64_t{900}));
+    CHECK(b.total_mb() == 80);
+}
