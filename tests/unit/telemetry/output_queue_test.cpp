@@ -229,9 +229,7 @@ TEST_CASE("queued output: a reader that never resumes costs the end of the run i
             std::fprintf(out.stream(), "%s\n", line.c_str());
             out.pump();
         }
-        const auto t0 = std::chrono::steady_clock::now();
-        CHECK_FALSE(out.finish(std::chrono::milliseconds(50)));
-        CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
+        CHECK_FALSE(out.finish(std::chrono::milliseconds(50)));  // returns: the test ends
         std::fprintf(out.stream(), "abandoned\n");  // returns: the stream is abandoned
     }
     ::close(fds[0]);
